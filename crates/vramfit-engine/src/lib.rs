@@ -1,1 +1,11 @@
-//! vramfit-engine
+//! Engine memory models for vramfit.
+//!
+//! One module per engine, each with the engine's real semantics: its command-line reader
+//! (flags → its config, with its defaults by version) and its memory model
+//! (`ModelSpec` × config × `Hardware` → [`MemoryPlan`]).
+
+pub mod hardware;
+pub mod plan;
+
+pub use hardware::{Gpu, Hardware};
+pub use plan::{DevicePlan, HostPlan, KvSummary, MemoryPlan, ModelRef, Verdict};

@@ -1,1 +1,66 @@
-fn main() {}
+//! `vramfit`: know before you load.
+//!
+//! A thin binary over the vramfit library crates: it parses the command line, calls the pure
+//! core, and renders tables or JSON. Every command takes `--json` and exits non-zero with a
+//! one-line error on bad input (2), or 1 where the answer itself is "does not fit".
+
+mod cmd;
+mod error;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "vramfit",
+    version,
+    about = "Know before you load: GPU memory for LLM serving, predicted, planned, diagnosed and watched",
+    long_about = None,
+    disable_help_subcommand = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Will this exact serving command fit? Paste it after `--`.
+    Check(cmd::check::Args),
+    /// What is inside this model: attention layout, parameters, KV bytes per token, weight bytes.
+    Inspect(cmd::inspect::Args),
+    /// List the embedded catalogs of models and GPUs.
+    Catalog(cmd::catalog::Args),
+    /// Why did it crash? Reads a log (file or stdin) and names the cause and the fix.
+    Doctor(cmd::doctor::Args),
+    /// Analyze a PyTorch memory snapshot (torch.cuda.memory._snapshot() pickle).
+    Snapshot(cmd::snapshot::Args),
+    /// Watch GPU memory live, forecast OOM, export Prometheus metrics.
+    Watch(cmd::watch::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Check(a) => cmd::check::run(a),
+        Command::Inspect(a) => cmd::inspect::run(a),
+        Command::Catalog(a) => cmd::catalog::run(a),
+        Command::Doctor(a) => cmd::doctor::run(a),
+        Command::Snapshot(a) => cmd::snapshot::run(a),
+        Command::Watch(a) => cmd::watch::run(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("vramfit: {e}");
+            ExitCode::from(e.code)
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! One module per subcommand. Each exposes `Args` (clap) and `run(Args) -> CmdResult`.
+
+pub mod catalog;
+pub mod check;
+pub mod doctor;
+pub mod inspect;
+pub mod snapshot;
+pub mod watch;
