@@ -1,1 +1,3 @@
-//! vramfit-doctor
+//! vramfit-doctor: crash diagnosis for LLM serving.
+
+pub mod snapshot;

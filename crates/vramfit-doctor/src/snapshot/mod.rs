@@ -1,0 +1,1 @@
+//! PyTorch memory snapshot analysis (filled by the snapshot helper).
