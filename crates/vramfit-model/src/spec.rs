@@ -106,6 +106,10 @@ pub struct LayerSpec {
     /// The layer reuses an earlier layer's KV cache and allocates none (Gemma 3n / Gemma 4).
     #[serde(default)]
     pub kv_shared: bool,
+    /// A recurrent mixer running beside the attention in the same layer (Falcon-H1's parallel
+    /// attention + Mamba2): its state is per sequence, on top of the layer's KV.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_ssm: Option<RecurrentState>,
 }
 
 impl LayerSpec {
@@ -338,10 +342,14 @@ impl ModelSpec {
 
     /// Elements of recurrent state per sequence, summed over recurrent layers: (conv, ssm).
     pub fn recurrent_state_elems(&self) -> (u64, u64) {
-        self.layers.iter().fold((0, 0), |acc, l| match &l.attention {
-            AttentionKind::Recurrent(s) => (acc.0 + s.conv_elems, acc.1 + s.ssm_elems),
-            _ => acc,
-        })
+        let states = self.layers.iter().flat_map(|l| {
+            let own = match &l.attention {
+                AttentionKind::Recurrent(s) => Some(s),
+                _ => None,
+            };
+            own.into_iter().chain(l.parallel_ssm.as_ref())
+        });
+        states.fold((0, 0), |acc, s| (acc.0 + s.conv_elems, acc.1 + s.ssm_elems))
     }
 
     pub fn is_moe(&self) -> bool {
