@@ -16,7 +16,14 @@
 //! assert_eq!(parse_size("24GiB").unwrap(), 24 * GIB);
 //! ```
 
+pub mod catalog;
 pub mod ggml;
+pub mod gguf;
+pub mod hf_config;
+pub mod layout;
+pub mod quant;
+pub mod remote;
+pub mod safetensors;
 pub mod source;
 pub mod spec;
 pub mod units;

@@ -1,0 +1,339 @@
+//! HF `config.json` → [`ModelSpec`].
+//!
+//! One entry point, [`spec_from_config`], for every model family. The family-specific parts live
+//! beside it: [`pattern`] decides each layer's attention kind (sliding-window interleaving,
+//! hybrid recurrent stacks), [`ffn`] each layer's MLP or MoE, [`quant`] the checkpoint's
+//! quantization. An unknown `model_type` takes the llama-like path with a warning that lists the
+//! fields it used.
+
+mod ffn;
+mod fields;
+mod pattern;
+mod quant;
+
+use crate::spec::{ArchFlags, Dtype, LayerSpec, ModelSpec, Provenance};
+use fields::{class_defaults, Cfg};
+use serde_json::Value;
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq)]
+pub enum ConfigError {
+    #[error("config.json of {id} is not a JSON object: give the model's config.json")]
+    NotObject { id: String },
+    #[error("config.json of {id} has no usable '{key}': {hint}")]
+    Missing {
+        id: String,
+        key: &'static str,
+        hint: &'static str,
+    },
+    #[error("config.json of {id} has an implausible {key} = {value}: check the file")]
+    Implausible {
+        id: String,
+        key: &'static str,
+        value: u64,
+    },
+}
+
+/// `model_type`s whose layout vramfit knows; anything else takes the generic path.
+pub const KNOWN_MODEL_TYPES: &[&str] = &[
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "qwen3_next",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "gpt_oss",
+    "deepseek_v2",
+    "deepseek_v3",
+    "kimi_k2",
+    "phi3",
+    "cohere",
+    "cohere2",
+    "falcon",
+    "falcon_h1",
+    "jamba",
+    "nemotron_h",
+    "glm4",
+    "glm4_moe",
+    "chatglm",
+    "granite",
+    "granitemoe",
+    "gpt_neox",
+    "llama4",
+    "llama4_text",
+    "starcoder2",
+    "olmo2",
+    "phimoe",
+    "exaone",
+];
+
+/// Read a model's memory-relevant facts from its config.json.
+pub fn spec_from_config(id: &str, config: &Value) -> Result<ModelSpec, ConfigError> {
+    if !config.is_object() {
+        return Err(ConfigError::NotObject { id: id.to_string() });
+    }
+    let cfg = Cfg::new(config);
+    let model_type = cfg
+        .text
+        .get("model_type")
+        .and_then(|v| v.as_str())
+        .or_else(|| cfg.outer.get("model_type").and_then(|v| v.as_str()))
+        .unwrap_or("")
+        .to_string();
+    let architecture = config
+        .get("architectures")
+        .and_then(|a| a.get(0))
+        .and_then(|v| v.as_str())
+        .unwrap_or("")
+        .to_string();
+    let defaults = class_defaults(&model_type);
+    let mut warnings = Vec::new();
+    let known = KNOWN_MODEL_TYPES.contains(&model_type.as_str());
+
+    let missing = |key: &'static str, hint: &'static str| ConfigError::Missing {
+        id: id.to_string(),
+        key,
+        hint,
+    };
+    let n_embd = cfg
+        .u64_any(&[
+            "hidden_size",
+            "n_embd",
+            "d_model",
+            "hidden_dim",
+            "model_dim",
+        ])
+        .ok_or_else(|| missing("hidden_size", "is this an LLM config.json?"))?;
+    let n_layer = cfg
+        .u64_any(&["num_hidden_layers", "n_layer", "num_layers", "n_layers"])
+        .ok_or_else(|| missing("num_hidden_layers", "is this an LLM config.json?"))?;
+    let n_head = cfg
+        .u64_any(&["num_attention_heads", "n_head", "num_heads", "n_heads"])
+        .ok_or_else(|| missing("num_attention_heads", "is this an LLM config.json?"))?;
+    check_range(id, "hidden_size", n_embd, 1, 1 << 20)?;
+    check_range(id, "num_hidden_layers", n_layer, 1, 10_000)?;
+    check_range(id, "num_attention_heads", n_head, 1, 1 << 16)?;
+
+    let n_head_kv = kv_heads(&cfg, &model_type, n_head);
+    check_range(id, "num_key_value_heads", n_head_kv, 1, 1 << 16)?;
+    let head_dim = cfg
+        .u64_any(&["head_dim", "kv_channels", "attention_head_dim"])
+        .unwrap_or(n_embd / n_head);
+    check_range(id, "head_dim", head_dim, 1, 1 << 16)?;
+    let n_vocab = cfg.u64_or(
+        &["vocab_size", "padded_vocab_size", "n_vocab"],
+        defaults.vocab_size,
+    );
+    check_range(id, "vocab_size", n_vocab, 1, 1 << 28)?;
+    let n_ctx_train = cfg.u64_or(
+        &[
+            "max_position_embeddings",
+            "seq_length",
+            "max_seq_len",
+            "n_positions",
+            "max_sequence_length",
+        ],
+        defaults.max_position_embeddings,
+    );
+    let tie = cfg.bool("tie_word_embeddings").unwrap_or_else(|| {
+        cfg.defaulted.borrow_mut().push(format!(
+            "tie_word_embeddings={}",
+            defaults.tie_word_embeddings
+        ));
+        defaults.tie_word_embeddings
+    });
+    let dtype = cfg
+        .str("torch_dtype")
+        .or_else(|| cfg.str("dtype"))
+        .and_then(Dtype::parse)
+        .unwrap_or_else(|| {
+            cfg.defaulted
+                .borrow_mut()
+                .push("torch_dtype=bfloat16".into());
+            Dtype::Bf16
+        });
+
+    let attention = pattern::layer_attention(&cfg, &model_type, n_layer, n_embd, &mut warnings);
+    let ffns = ffn::layer_ffns(&cfg, &model_type, n_layer, n_embd);
+    let moe = ffn::moe_spec(&cfg, &model_type);
+    if ffns.iter().any(|f| matches!(f, crate::spec::FfnKind::Moe)) && moe.is_none() {
+        return Err(missing(
+            "num_experts",
+            "the config names MoE layers but no expert counts",
+        ));
+    }
+    if let Some(m) = &moe {
+        check_range(id, "num_experts", m.n_expert, 1, 1 << 17)?;
+    }
+
+    let (head_dim_v, mla) = match attention.iter().find_map(|a| match a {
+        crate::spec::AttentionKind::Mla { v_head_dim, .. } => Some(*v_head_dim),
+        _ => None,
+    }) {
+        Some(v) => (v, true),
+        None => (cfg.u64("v_head_dim").unwrap_or(head_dim), false),
+    };
+    let head_dim_k = if mla {
+        cfg.u64("qk_nope_head_dim").unwrap_or(128) + cfg.u64("qk_rope_head_dim").unwrap_or(64)
+    } else {
+        head_dim
+    };
+    let per_layer_kv = cfg.u64_list("num_key_value_heads_per_layer");
+    let layers: Vec<LayerSpec> = attention
+        .into_iter()
+        .zip(ffns)
+        .enumerate()
+        .map(|(i, (attention, ffn))| LayerSpec {
+            attention,
+            n_head,
+            n_head_kv: per_layer_kv
+                .as_ref()
+                .and_then(|v| v.get(i).copied())
+                .unwrap_or(if mla { n_head } else { n_head_kv }),
+            head_dim_k,
+            head_dim_v,
+            ffn,
+            kv_shared: false,
+            parallel_ssm: None,
+        })
+        .collect();
+    let mut layers = layers;
+    pattern::parallel_hybrid(&cfg, &model_type, n_embd, &mut layers);
+
+    if !known {
+        warnings.push(format!(
+            "model_type '{model_type}' is not one vramfit knows; read it as a llama-like decoder \
+             from hidden_size={n_embd}, num_hidden_layers={n_layer}, num_attention_heads={n_head}, \
+             num_key_value_heads={n_head_kv}, head_dim={head_dim}, vocab_size={n_vocab}, \
+             intermediate_size={}",
+            cfg.u64("intermediate_size")
+                .map(|v| v.to_string())
+                .unwrap_or("?".into())
+        ));
+    }
+    let n_nextn_layers = cfg
+        .u64_any(&["num_nextn_predict_layers", "num_mtp_layers"])
+        .unwrap_or(0);
+    let vision_params = vision_params(cfg.outer);
+    let defaulted = cfg.defaulted.borrow().clone();
+    Ok(ModelSpec {
+        id: id.to_string(),
+        architecture,
+        model_type: model_type.clone(),
+        n_embd,
+        n_vocab,
+        n_ctx_train,
+        tie_word_embeddings: tie,
+        dtype,
+        layers,
+        moe,
+        quant: quant::quant_config(cfg.outer),
+        n_nextn_layers,
+        vision_params,
+        arch: arch_flags(&cfg, &model_type),
+        provenance: Provenance {
+            source: String::new(),
+            defaulted,
+            warnings,
+        },
+    })
+}
+
+fn check_range(id: &str, key: &'static str, v: u64, lo: u64, hi: u64) -> Result<(), ConfigError> {
+    if v < lo || v > hi {
+        return Err(ConfigError::Implausible {
+            id: id.to_string(),
+            key,
+            value: v,
+        });
+    }
+    Ok(())
+}
+
+/// KV heads: `num_key_value_heads`, or the family's own key, or MHA.
+fn kv_heads(cfg: &Cfg, model_type: &str, n_head: u64) -> u64 {
+    if let Some(v) = cfg.u64_any(&[
+        "num_key_value_heads",
+        "n_head_kv",
+        "num_kv_heads",
+        "multi_query_group_num",
+    ]) {
+        // falcon-40b style configs carry num_kv_heads only with new_decoder_architecture
+        if model_type != "falcon"
+            || cfg.bool("new_decoder_architecture").unwrap_or(false)
+            || cfg.raw("num_key_value_heads").is_some()
+        {
+            return v;
+        }
+    }
+    // Falcon-7B: multi_query=true means one KV head (configuration_falcon.py)
+    if model_type == "falcon"
+        && cfg.bool("multi_query").unwrap_or(true)
+        && !cfg.bool("new_decoder_architecture").unwrap_or(false)
+    {
+        return 1;
+    }
+    n_head
+}
+
+/// Flags that change the tensor list; sources: each family's modeling_<name>.py in transformers.
+fn arch_flags(cfg: &Cfg, mt: &str) -> ArchFlags {
+    let attention_bias = cfg.bool("attention_bias");
+    ArchFlags {
+        qkv_bias: attention_bias.unwrap_or(false)
+            || cfg.bool("add_qkv_bias").unwrap_or(false)
+            || cfg.bool("qkv_bias").unwrap_or(false)
+            || matches!(mt, "qwen2" | "qwen2_moe" | "gpt_neox" | "starcoder2")
+            || (mt == "gpt_oss" && attention_bias.unwrap_or(true))
+            || (mt == "falcon" && cfg.bool("bias").unwrap_or(false)),
+        o_bias: matches!(mt, "gpt_neox" | "starcoder2")
+            || (mt == "gpt_oss" && attention_bias.unwrap_or(true))
+            || (mt == "falcon" && cfg.bool("bias").unwrap_or(false)),
+        mlp_bias: cfg.bool("mlp_bias").unwrap_or(false)
+            || matches!(mt, "gpt_neox" | "gpt_oss" | "starcoder2")
+            || (mt == "falcon" && cfg.bool("bias").unwrap_or(false)),
+        qk_norm: matches!(
+            mt,
+            "qwen3" | "qwen3_moe" | "qwen3_next" | "gemma3" | "gemma3_text" | "olmo2"
+        ) || cfg.bool("use_qk_norm").unwrap_or(false),
+        norm_bias: matches!(mt, "gpt_neox" | "falcon" | "starcoder2"),
+        gated_mlp: !matches!(mt, "gpt_neox" | "falcon" | "starcoder2"),
+        post_norms: matches!(mt, "gemma2" | "gemma3" | "gemma3_text" | "glm4" | "olmo2"),
+        parallel_block: matches!(mt, "gpt_neox" | "falcon" | "cohere" | "cohere2")
+            && cfg.bool("use_parallel_residual").unwrap_or(true)
+            && cfg.bool("parallel_attn").unwrap_or(true),
+        attn_sinks: mt == "gpt_oss",
+        expert_bias: (mt == "deepseek_v3" || mt == "kimi_k2" || mt == "glm4_moe")
+            && cfg
+                .str("topk_method")
+                .map(|m| m == "noaux_tc")
+                .unwrap_or(true),
+    }
+}
+
+/// Parameters of a vision tower shipped in the same checkpoint, from `vision_config`:
+/// layers × (4·d² attention + 2·d·ffn MLP) + patch embedding, the ViT shape most towers share.
+fn vision_params(outer: &Value) -> u64 {
+    let Some(v) = outer.get("vision_config").filter(|v| v.is_object()) else {
+        return 0;
+    };
+    let get = |keys: &[&str]| keys.iter().find_map(|k| v.get(*k).and_then(fields::as_u64));
+    let (Some(d), Some(layers)) = (
+        get(&["hidden_size", "embed_dim", "width"]),
+        get(&["num_hidden_layers", "depth", "num_layers"]),
+    ) else {
+        return 0;
+    };
+    let ffn = get(&["intermediate_size", "mlp_dim"]).unwrap_or(4 * d);
+    let patch = get(&["patch_size"]).unwrap_or(14);
+    let chans = get(&["num_channels", "in_channels"]).unwrap_or(3);
+    layers.saturating_mul(4 * d * d + 2 * d * ffn + 9 * d) + patch * patch * chans * d
+}
+#[cfg(test)]
+mod tests;
