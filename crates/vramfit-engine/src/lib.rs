@@ -4,6 +4,8 @@
 //! (flags → its config, with its defaults by version) and its memory model
 //! (`ModelSpec` × config × `Hardware` → [`MemoryPlan`]).
 
+pub mod cmdline;
+pub mod error;
 pub mod hardware;
 pub mod plan;
 

@@ -1,0 +1,633 @@
+//! A pasted serving command, as every engine module reads it.
+//!
+//! [`Command::parse`] takes the words given after `vramfit check --` (or one string with spaces,
+//! which is split with shell quoting rules), peels off leading `VAR=value` environment
+//! assignments and launcher wrappers (`env`, `uv run`, `python -m`, `docker run IMAGE`), and
+//! names the engine. [`FlagReader`] then reads the engine's flags from [`Command::args`]:
+//! `--flag value`, `--flag=value`, short aliases, repeated flags, optional-value booleans
+//! (`-fa`, `-fa on`) and `--no-x` negations, and hands back what it did not recognise.
+//!
+//! ```
+//! use vramfit_engine::cmdline::{Command, EngineKind};
+//! let cmd = Command::parse(&["CUDA_VISIBLE_DEVICES=0,1 vllm serve Qwen/Qwen3-8B -tp 2"]).unwrap();
+//! assert_eq!(cmd.engine, Some(EngineKind::Vllm));
+//! assert_eq!(cmd.env_var("CUDA_VISIBLE_DEVICES"), Some("0,1"));
+//! assert_eq!(cmd.args, ["serve", "Qwen/Qwen3-8B", "-tp", "2"]);
+//! ```
+
+use crate::error::EngineError;
+
+/// The serving engines vramfit models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EngineKind {
+    Vllm,
+    LlamaCpp,
+    Ollama,
+    Sglang,
+    Transformers,
+}
+
+impl EngineKind {
+    /// The name used in JSON and messages (`vllm`, `llama.cpp`, `ollama`, `sglang`, `transformers`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Vllm => "vllm",
+            EngineKind::LlamaCpp => "llama.cpp",
+            EngineKind::Ollama => "ollama",
+            EngineKind::Sglang => "sglang",
+            EngineKind::Transformers => "transformers",
+        }
+    }
+}
+
+/// A serving command split into its parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// leading `VAR=value` assignments (and `docker run -e VAR=value`), in order
+    pub env: Vec<(String, String)>,
+    /// the engine program as written (`vllm`, `./build/bin/llama-server`,
+    /// `python3 -m vllm.entrypoints.openai.api_server`, `docker run vllm/vllm-openai:v0.9.0`)
+    pub program: String,
+    /// the words after the program: the engine's subcommand (`serve`, `run`) and its flags
+    pub args: Vec<String>,
+    /// the engine, when the program names one
+    pub engine: Option<EngineKind>,
+}
+
+impl Command {
+    /// Split a pasted command. `argv` is the list given after `--`; a single element that holds
+    /// spaces is split with shell quoting rules first.
+    pub fn parse<S: AsRef<str>>(argv: &[S]) -> Result<Command, EngineError> {
+        let mut words: Vec<String> = Vec::new();
+        if argv.len() == 1 && argv[0].as_ref().trim().contains(char::is_whitespace) {
+            words = shell_split(argv[0].as_ref())?;
+        } else {
+            words.extend(argv.iter().map(|s| s.as_ref().to_string()));
+        }
+        let mut env = Vec::new();
+        let mut rest: &[String] = &words;
+        loop {
+            match rest.first() {
+                Some(w) if env_assignment(w).is_some() => {
+                    env.push(env_assignment(w).unwrap_or_default());
+                    rest = &rest[1..];
+                }
+                // launcher prefixes that only run the next word
+                Some(w) if matches!(w.as_str(), "env" | "exec" | "nohup" | "time" | "command") => {
+                    rest = &rest[1..];
+                }
+                _ => break,
+            }
+        }
+        if rest.is_empty() {
+            return Err(EngineError::EmptyCommand);
+        }
+        let (program, args, engine) = split_program(rest, &mut env);
+        Ok(Command {
+            env,
+            program,
+            args,
+            engine,
+        })
+    }
+
+    /// The value of an environment assignment in the command (the last one wins).
+    pub fn env_var(&self, name: &str) -> Option<&str> {
+        self.env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// `NAME=value` where NAME is a shell variable name.
+fn env_assignment(word: &str) -> Option<(String, String)> {
+    let (name, value) = word.split_once('=')?;
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    if !(first.is_ascii_alphabetic() || first == '_')
+        || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return None;
+    }
+    Some((name.to_string(), value.to_string()))
+}
+
+/// The file name of a program path (`./build/bin/llama-server` -> `llama-server`), without `.exe`.
+fn basename(program: &str) -> &str {
+    let base = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    base.strip_suffix(".exe").unwrap_or(base)
+}
+
+/// The engine a bare program name belongs to.
+fn engine_of_program(base: &str) -> Option<EngineKind> {
+    match base {
+        "vllm" => Some(EngineKind::Vllm),
+        "ollama" => Some(EngineKind::Ollama),
+        "transformers" => Some(EngineKind::Transformers),
+        "sglang" => Some(EngineKind::Sglang),
+        b if b.starts_with("llama-") || b == "main" || b == "server" => Some(EngineKind::LlamaCpp),
+        _ => None,
+    }
+}
+
+/// The engine a `python -m MODULE` names.
+fn engine_of_module(module: &str) -> Option<EngineKind> {
+    let top = module.split('.').next().unwrap_or(module);
+    match top {
+        "vllm" => Some(EngineKind::Vllm),
+        "sglang" => Some(EngineKind::Sglang),
+        "transformers" => Some(EngineKind::Transformers),
+        "llama_cpp" => Some(EngineKind::LlamaCpp),
+        _ => None,
+    }
+}
+
+fn is_python(base: &str) -> bool {
+    base == "python"
+        || base
+            .strip_prefix("python")
+            .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// Find the program in `words` (after environment assignments), unwrapping launchers.
+fn split_program(
+    words: &[String],
+    env: &mut Vec<(String, String)>,
+) -> (String, Vec<String>, Option<EngineKind>) {
+    let first = words[0].as_str();
+    let base = basename(first);
+    let rest = &words[1..];
+    if is_python(base) {
+        // python [-u] [-X opt] -m MODULE args...
+        let mut i = 0;
+        while i < rest.len() {
+            match rest[i].as_str() {
+                "-m" if i + 1 < rest.len() => {
+                    let module = &rest[i + 1];
+                    let program = words[..=i + 2].join(" ");
+                    return (program, rest[i + 2..].to_vec(), engine_of_module(module));
+                }
+                "-X" | "-W" => i += 2,
+                w if w.starts_with('-') => i += 1,
+                // python some_script.py args
+                _ => break,
+            }
+        }
+        return (first.to_string(), rest.to_vec(), None);
+    }
+    if (base == "uv" || base == "pipx" || base == "poetry" || base == "conda")
+        && rest.first().map(String::as_str) == Some("run")
+    {
+        // uv run [--with X] PROGRAM args (flags of the launcher before the program are skipped)
+        let mut i = 1;
+        while i < rest.len() && rest[i].starts_with('-') {
+            let takes_value = !rest[i].contains('=')
+                && matches!(
+                    rest[i].as_str(),
+                    "--with" | "--python" | "-p" | "--project" | "-n" | "--name" | "--env-file"
+                );
+            i += if takes_value { 2 } else { 1 };
+        }
+        if i < rest.len() {
+            let (program, args, engine) = split_program(&rest[i..], env);
+            return (format!("{} run {}", first, program), args, engine);
+        }
+    }
+    if (base == "docker" || base == "podman") && rest.first().map(String::as_str) == Some("run") {
+        if let Some(split) = split_docker(first, &rest[1..], env) {
+            return split;
+        }
+    }
+    (first.to_string(), rest.to_vec(), engine_of_program(base))
+}
+
+/// `docker run [opts] IMAGE [args]`: the image names the engine; `-e VAR=value` joins `env`.
+fn split_docker(
+    first: &str,
+    rest: &[String],
+    env: &mut Vec<(String, String)>,
+) -> Option<(String, Vec<String>, Option<EngineKind>)> {
+    // docker run options that take a separate value
+    const VALUED: &[&str] = &[
+        "-e",
+        "--env",
+        "-p",
+        "--publish",
+        "-v",
+        "--volume",
+        "--name",
+        "--gpus",
+        "--ipc",
+        "--shm-size",
+        "--runtime",
+        "--network",
+        "--net",
+        "--entrypoint",
+        "-w",
+        "--workdir",
+        "--mount",
+        "--device",
+        "-u",
+        "--user",
+        "--env-file",
+        "--platform",
+        "--cpus",
+        "-m",
+        "--memory",
+        "--ulimit",
+        "--security-opt",
+        "--cap-add",
+        "-h",
+        "--hostname",
+        "--label",
+        "-l",
+        "--restart",
+        "--pull",
+        "--add-host",
+        "--log-driver",
+        "--log-opt",
+        "--pid",
+        "--tmpfs",
+    ];
+    let mut i = 0;
+    while i < rest.len() {
+        let w = rest[i].as_str();
+        if !w.starts_with('-') {
+            break;
+        }
+        let (flag, inline) = match w.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (w, None),
+        };
+        let value = if inline.is_none() && VALUED.contains(&flag) {
+            i += 1;
+            rest.get(i).cloned()
+        } else {
+            inline
+        };
+        if matches!(flag, "-e" | "--env") {
+            if let Some(a) = value.as_deref().and_then(env_assignment) {
+                env.push(a);
+            }
+        }
+        i += 1;
+    }
+    let image = rest.get(i)?;
+    let image_name = image.to_ascii_lowercase();
+    let engine = if image_name.contains("vllm") {
+        Some(EngineKind::Vllm)
+    } else if image_name.contains("sglang") {
+        Some(EngineKind::Sglang)
+    } else if image_name.contains("ollama") {
+        Some(EngineKind::Ollama)
+    } else if image_name.contains("llama.cpp") || image_name.contains("llama-cpp") {
+        Some(EngineKind::LlamaCpp)
+    } else {
+        None
+    };
+    let mut args = rest[i + 1..].to_vec();
+    // the image's entrypoint may be repeated (`vllm/vllm-openai vllm serve M`, `... llama-server -m`)
+    if let Some(w) = args.first() {
+        if engine_of_program(basename(w)).is_some() || is_python(basename(w)) {
+            let (program, inner_args, inner) = split_program(&args, env);
+            if inner.is_some() {
+                return Some((format!("{first} run {image} {program}"), inner_args, inner));
+            }
+        }
+    }
+    if engine == Some(EngineKind::Vllm) && args.first().map(String::as_str) != Some("serve") {
+        // vllm/vllm-openai runs the OpenAI server: its arguments are `vllm serve`'s flags
+        args.insert(0, "serve".to_string());
+    }
+    Some((format!("{first} run {image}"), args, engine))
+}
+
+/// Split one string into words with POSIX shell quoting: single quotes keep everything,
+/// double quotes keep all but `\"`, `\\`, `\$`, `` \` ``; a backslash outside quotes escapes
+/// the next character, and a backslash-newline (a pasted line continuation) is dropped.
+pub fn shell_split(text: &str) -> Result<Vec<String>, EngineError> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(ch) => cur.push(ch),
+                        None => return Err(unterminated('\'', text)),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.peek() {
+                            Some(&n @ ('"' | '\\' | '$' | '`')) => {
+                                cur.push(n);
+                                chars.next();
+                            }
+                            Some('\n') => {
+                                chars.next();
+                            }
+                            _ => cur.push('\\'),
+                        },
+                        Some(ch) => cur.push(ch),
+                        None => return Err(unterminated('"', text)),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some('\n') => {}
+                Some('\r') if chars.peek() == Some(&'\n') => {
+                    chars.next();
+                }
+                Some(ch) => {
+                    in_word = true;
+                    cur.push(ch);
+                }
+                None => {}
+            },
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            '#' if !in_word => {
+                // a comment runs to the end of the line
+                for ch in chars.by_ref() {
+                    if ch == '\n' {
+                        break;
+                    }
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Ok(words)
+}
+
+fn unterminated(quote: char, text: &str) -> EngineError {
+    EngineError::UnterminatedQuote {
+        quote,
+        text: text.chars().take(80).collect(),
+    }
+}
+
+/// How a flag takes its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arity {
+    /// `--flag VALUE` or `--flag=VALUE`; always consumes the next word (so `-1` is a value)
+    Value,
+    /// a boolean that may stand alone (`-fa`, `--enforce-eager`) or take `on|off|auto|true|false|
+    /// 1|0|yes|no` as the next word or after `=`; `--no-NAME` sets it false
+    Bool,
+}
+
+/// One flag an engine knows: its canonical name and its other spellings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flag {
+    /// canonical spelling, with dashes (`--tensor-parallel-size`)
+    pub name: &'static str,
+    /// other spellings (`-tp`, `--tp`)
+    pub aliases: &'static [&'static str],
+    pub arity: Arity,
+}
+
+impl Flag {
+    pub const fn value(name: &'static str, aliases: &'static [&'static str]) -> Flag {
+        Flag {
+            name,
+            aliases,
+            arity: Arity::Value,
+        }
+    }
+
+    pub const fn boolean(name: &'static str, aliases: &'static [&'static str]) -> Flag {
+        Flag {
+            name,
+            aliases,
+            arity: Arity::Bool,
+        }
+    }
+}
+
+/// The flags read from a command: canonical name → values in order, positionals, and the words
+/// that named no known flag.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Flags {
+    /// (canonical name, value); a bare boolean has value `None`, `--no-x` has `Some("false")`
+    pub values: Vec<(&'static str, Option<String>)>,
+    /// words that are not flags or flag values, in order
+    pub positionals: Vec<String>,
+    /// unknown flags as written (with their value when one followed: `--port 8000`)
+    pub unknown: Vec<String>,
+}
+
+impl Flags {
+    /// The last value given for `name` (the canonical spelling).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, v)| v.as_deref())
+    }
+
+    /// Every value given for a repeatable flag, in order.
+    pub fn get_all(&self, name: &str) -> Vec<&str> {
+        self.values
+            .iter()
+            .filter(|(n, _)| *n == name)
+            .filter_map(|(_, v)| v.as_deref())
+            .collect()
+    }
+
+    /// True when the flag appears at all.
+    pub fn has(&self, name: &str) -> bool {
+        self.values.iter().any(|(n, _)| *n == name)
+    }
+
+    /// A boolean flag's last setting: bare → `Some(true)`, `on|true|1|yes` → true,
+    /// `off|false|0|no` → false, other words (`auto`) → `None` along with an absent flag.
+    pub fn bool(&self, name: &str) -> Option<bool> {
+        let (_, v) = self.values.iter().rev().find(|(n, _)| *n == name)?;
+        match v.as_deref() {
+            None => Some(true),
+            Some(s) => parse_bool_word(s),
+        }
+    }
+}
+
+fn parse_bool_word(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "on" | "true" | "1" | "yes" | "enabled" => Some(true),
+        "off" | "false" | "0" | "no" | "disabled" => Some(false),
+        _ => None,
+    }
+}
+
+fn is_bool_word(s: &str) -> bool {
+    parse_bool_word(s).is_some() || s.eq_ignore_ascii_case("auto")
+}
+
+/// Reads flags against a table of known ones.
+#[derive(Debug, Clone, Copy)]
+pub struct FlagReader<'a> {
+    pub flags: &'a [Flag],
+    /// `--max_model_len` means `--max-model-len` (Python argparse front ends such as vLLM's)
+    pub underscores_as_dashes: bool,
+}
+
+impl<'a> FlagReader<'a> {
+    pub fn new(flags: &'a [Flag]) -> FlagReader<'a> {
+        FlagReader {
+            flags,
+            underscores_as_dashes: false,
+        }
+    }
+
+    /// Treat `_` in long flag names as `-`.
+    pub fn underscores_as_dashes(mut self) -> FlagReader<'a> {
+        self.underscores_as_dashes = true;
+        self
+    }
+
+    fn lookup(&self, spelled: &str) -> Option<&'a Flag> {
+        let normal;
+        let spelled = if self.underscores_as_dashes && spelled.starts_with("--") {
+            normal = format!("--{}", spelled[2..].replace('_', "-"));
+            normal.as_str()
+        } else {
+            spelled
+        };
+        self.flags
+            .iter()
+            .find(|f| f.name == spelled || f.aliases.contains(&spelled))
+    }
+
+    /// Read `args`. Errors only when a value flag ends the command without its value.
+    pub fn read<S: AsRef<str>>(&self, args: &[S]) -> Result<Flags, EngineError> {
+        let mut out = Flags::default();
+        let mut i = 0;
+        let mut only_positionals = false;
+        while i < args.len() {
+            let word = args[i].as_ref();
+            i += 1;
+            if only_positionals || !word.starts_with('-') || word == "-" || is_number(word) {
+                out.positionals.push(word.to_string());
+                continue;
+            }
+            if word == "--" {
+                only_positionals = true;
+                continue;
+            }
+            let (spelled, inline) = match word.split_once('=') {
+                Some((f, v)) => (f, Some(v.to_string())),
+                None => (word, None),
+            };
+            if let Some(flag) = self.lookup(spelled) {
+                match flag.arity {
+                    Arity::Value => {
+                        let value = match inline {
+                            Some(v) => v,
+                            None => {
+                                let v = args.get(i).ok_or_else(|| EngineError::MissingValue {
+                                    flag: spelled.to_string(),
+                                })?;
+                                i += 1;
+                                v.as_ref().to_string()
+                            }
+                        };
+                        out.values.push((flag.name, Some(value)));
+                    }
+                    Arity::Bool => {
+                        let value = match inline {
+                            Some(v) => Some(v),
+                            None => match args.get(i).map(|s| s.as_ref()) {
+                                Some(next) if is_bool_word(next) => {
+                                    i += 1;
+                                    Some(next.to_string())
+                                }
+                                _ => None,
+                            },
+                        };
+                        out.values.push((flag.name, value));
+                    }
+                }
+                continue;
+            }
+            // `--no-NAME` negates a known boolean `--NAME`
+            if let Some(stem) = spelled
+                .strip_prefix("--no-")
+                .or(spelled.strip_prefix("--no_"))
+            {
+                if let Some(flag) = self.lookup(&format!("--{stem}")) {
+                    if flag.arity == Arity::Bool {
+                        out.values.push((flag.name, Some("false".to_string())));
+                        continue;
+                    }
+                }
+            }
+            // unknown: assume it takes the next word as its value when that is not a flag
+            let mut shown = word.to_string();
+            if inline.is_none() {
+                if let Some(next) = args.get(i).map(|s| s.as_ref()) {
+                    if !next.starts_with('-') || is_number(next) {
+                        shown = format!("{word} {next}");
+                        i += 1;
+                    }
+                }
+            }
+            out.unknown.push(shown);
+        }
+        Ok(out)
+    }
+}
+
+fn is_number(word: &str) -> bool {
+    word.parse::<f64>().is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        let w = shell_split(
+            r#"vllm serve 'a b' --x "c \"d\"" e\ f \
+  --y 1"#,
+        )
+        .unwrap();
+        assert_eq!(
+            w,
+            ["vllm", "serve", "a b", "--x", "c \"d\"", "e f", "--y", "1"]
+        );
+        assert!(shell_split("vllm serve 'oops").is_err());
+    }
+
+    #[test]
+    fn env_names() {
+        assert_eq!(
+            env_assignment("A_1=x=y"),
+            Some(("A_1".into(), "x=y".into()))
+        );
+        assert_eq!(env_assignment("--max=1"), None);
+        assert_eq!(env_assignment("1A=1"), None);
+    }
+}
