@@ -310,3 +310,118 @@ fn swa_pattern(
     check_len(key, flags.len(), block_count)?;
     Ok(Some(SlidingWindowPattern::Layers(flags)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gguf::GgufValueType;
+
+    fn file(kv: Vec<(&str, GgufValue)>) -> GgufFile {
+        GgufFile {
+            version: 3,
+            metadata: kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            tensors: vec![],
+            data_offset: 32,
+            header_bytes: 24,
+        }
+    }
+
+    fn u32s(v: &[u32]) -> GgufValue {
+        GgufValue::Array(v.iter().map(|&x| GgufValue::U32(x)).collect())
+    }
+
+    #[test]
+    fn per_layer_arrays_and_patterns() {
+        let g = file(vec![
+            ("general.architecture", GgufValue::String("gemma3".into())),
+            ("gemma3.block_count", GgufValue::U32(3)),
+            ("gemma3.attention.head_count", u32s(&[8, 8, 16])),
+            ("gemma3.attention.head_count_kv", GgufValue::I32(4)),
+            ("gemma3.feed_forward_length", u32s(&[100, 200, 300])),
+            ("gemma3.attention.sliding_window_pattern", GgufValue::U32(6)),
+            ("gemma3.vocab_size", GgufValue::U64(262_144)),
+            (
+                "tokenizer.ggml.tokens",
+                GgufValue::SkippedArray {
+                    elem_type: GgufValueType::String,
+                    len: 5,
+                },
+            ),
+        ]);
+        let a = GgufArch::from_gguf(&g).unwrap();
+        assert_eq!(a.head_count_at(2), Some(16));
+        assert_eq!(a.head_count_kv_at(2), Some(4));
+        assert_eq!(a.feed_forward_length_at(1), Some(200));
+        assert_eq!(a.feed_forward_length_at(3), None);
+        assert_eq!(
+            a.sliding_window_pattern,
+            Some(SlidingWindowPattern::Period(6))
+        );
+        // {arch}.vocab_size wins over the token list
+        assert_eq!(a.vocab_size, Some(262_144));
+    }
+
+    #[test]
+    fn wrong_types_and_lengths_are_named() {
+        let base = |k: &str, v: GgufValue| {
+            file(vec![
+                ("general.architecture", GgufValue::String("llama".into())),
+                ("llama.block_count", GgufValue::U32(4)),
+                (k, v),
+            ])
+        };
+        let err =
+            GgufArch::from_gguf(&base("llama.attention.head_count", u32s(&[8, 8]))).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                GgufError::PerLayerLength {
+                    len: 2,
+                    block_count: 4,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let err = GgufArch::from_gguf(&base(
+            "llama.context_length",
+            GgufValue::String("8k".into()),
+        ))
+        .unwrap_err();
+        assert!(err.to_string().contains("llama.context_length") && err.to_string().contains("8k"));
+        let err =
+            GgufArch::from_gguf(&base("llama.embedding_length", GgufValue::I32(-1))).unwrap_err();
+        assert!(matches!(err, GgufError::KeyType { .. }), "{err}");
+        let err = GgufArch::from_gguf(&base(
+            "llama.attention.sliding_window_pattern",
+            GgufValue::Array(vec![GgufValue::F32(1.0); 4]),
+        ))
+        .unwrap_err();
+        assert!(err.to_string().contains("one bool per layer"), "{err}");
+        let mut g = file(vec![(
+            "general.architecture",
+            GgufValue::String("llama".into()),
+        )]);
+        g.metadata
+            .push(("llama.block_count".into(), GgufValue::U64(1 << 40)));
+        let err = GgufArch::from_gguf(&g).unwrap_err();
+        assert!(matches!(err, GgufError::OutOfRange { .. }), "{err}");
+        let err = GgufArch::from_gguf(&file(vec![])).unwrap_err();
+        assert!(matches!(err, GgufError::NoArchitecture { .. }), "{err}");
+        // bool flags per layer, and integer flags too
+        let g = base(
+            "llama.attention.sliding_window_pattern",
+            GgufValue::Array(vec![
+                GgufValue::I32(1),
+                GgufValue::I32(0),
+                GgufValue::I32(1),
+                GgufValue::I32(1),
+            ]),
+        );
+        let a = GgufArch::from_gguf(&g).unwrap();
+        assert_eq!(
+            a.sliding_window_pattern,
+            Some(SlidingWindowPattern::Layers(vec![true, false, true, true]))
+        );
+    }
+}
