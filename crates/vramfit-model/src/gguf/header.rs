@@ -80,12 +80,12 @@ impl Reader<'_> {
             .u64()
             .ctx(&self.c.file, || "the metadata count".into())?;
         self.check_count(
-            "the tensor count",
+            || "the tensor count".into(),
             n_tensors,
             MAX_TENSORS,
             MIN_TENSOR_INFO_BYTES,
         )?;
-        self.check_count("the metadata count", n_kv, MAX_KV, MIN_KV_BYTES)?;
+        self.check_count(|| "the metadata count".into(), n_kv, MAX_KV, MIN_KV_BYTES)?;
 
         let metadata = self.metadata(n_kv)?;
         let alignment = alignment(&metadata, &self.c.file)?;
@@ -126,7 +126,7 @@ impl Reader<'_> {
     /// entries of the smallest possible size.
     fn check_count(
         &self,
-        what: &str,
+        what: impl Fn() -> String,
         count: u64,
         limit: u64,
         min_each: u64,
@@ -135,7 +135,7 @@ impl Reader<'_> {
         if count > limit {
             return Err(GgufError::TooMany {
                 file,
-                what: what.into(),
+                what: what(),
                 count,
                 limit,
             });
@@ -144,7 +144,7 @@ impl Reader<'_> {
             Some(remaining) if count.saturating_mul(min_each) > remaining => {
                 Err(GgufError::CountPastEnd {
                     file,
-                    what: what.into(),
+                    what: what(),
                     count,
                     remaining,
                 })
@@ -245,8 +245,8 @@ impl Reader<'_> {
             .ctx(&self.c.file, || format!("the length of array {key:?}"))?;
         let elem_type = self.value_type(key, elem_id)?;
         let keep = len <= LARGE_ARRAY_LEN || self.opts.keep_large_arrays;
-        let what = format!("the length of array {key:?}");
-        self.check_count(&what, len, MAX_ARRAY_LEN, elem_type.min_size())?;
+        let what = || format!("the length of array {key:?}");
+        self.check_count(what, len, MAX_ARRAY_LEN, elem_type.min_size())?;
         if keep {
             self.kept_elems = self.kept_elems.saturating_add(len);
             if self.kept_elems > MAX_KEPT_ELEMS {
@@ -305,7 +305,7 @@ impl Reader<'_> {
                     let inner_len = self.c.u64().ctx(&self.c.file, what)?;
                     let inner = self.value_type(key, inner_id)?;
                     self.check_count(
-                        &format!("the length of array {key:?}"),
+                        || format!("the length of array {key:?}"),
                         inner_len,
                         MAX_ARRAY_LEN,
                         inner.min_size(),
