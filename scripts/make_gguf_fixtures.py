@@ -102,7 +102,9 @@ def mixed_tensors(w):
         raw_tensor(w, f"blk.{il}.attn_k.weight", Q.IQ4_XS, [256, 64])
         raw_tensor(w, f"blk.{il}.attn_v.weight", Q.BF16, [256, 64])
         raw_tensor(w, f"blk.{il}.attn_output.weight", Q.F16, [256, 256])
-        raw_tensor(w, f"blk.{il}.ffn_gate_exps.weight", Q.MXFP4, [256, 96, 4])
+        # MXFP4 arrived in gguf-py 0.18 (gpt-oss); older releases get Q4_0 here
+        mxfp4 = getattr(Q, "MXFP4", Q.Q4_0)
+        raw_tensor(w, f"blk.{il}.ffn_gate_exps.weight", mxfp4, [256, 96, 4])
         raw_tensor(w, f"blk.{il}.ffn_down_exps.weight", Q.Q4_0, [96, 256, 4])
     raw_tensor(w, "rope_freqs.weight", Q.F32, [16])
     raw_tensor(w, "test.i32", Q.I32, [3, 5])
