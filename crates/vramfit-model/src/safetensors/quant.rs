@@ -1,0 +1,298 @@
+//! What each tensor of a (possibly quantized) checkpoint is, and how many parameters it holds
+//! once unpacked. The bytes are exact from the header anyway; this adds the *logical* view that
+//! `inspect` shows: packed integer words expanded to their 4-bit weights, scales and zero points
+//! set apart, embeddings and norms named.
+//!
+//! Packing rules, by producer:
+//! - AWQ (AutoAWQ `awq/modules/linear/gemm.py` `WQLinear_GEMM`): `qweight` I32 `[in, out/(32/bits)]`,
+//!   `qzeros` I32 `[in/group, out/(32/bits)]`, `scales` F16 `[in/group, out]`; no `g_idx`.
+//! - GPTQ (AutoGPTQ `nn_modules/qlinear/qlinear_cuda_old.py`, GPTQModel): `qweight` I32
+//!   `[in/(32/bits), out]`, `qzeros` I32, `scales` F16 `[in/group, out]`, `g_idx` I32 `[in]`.
+//! - FP8 (transformers `quantizers/quantizer_finegrained_fp8.py`, DeepSeek-V3, vLLM `fp8.py`):
+//!   `weight` F8_E4M3 plus `weight_scale` (per tensor/channel) or `weight_scale_inv` (128×128
+//!   blocks), optionally `input_scale`.
+//! - compressed-tensors (`compressors/quantized_compressors/pack_quantized.py`): `weight_packed`
+//!   I32 holding 32/bits values per word along the input dim, `weight_scale`, `weight_zero_point`,
+//!   `weight_shape` (I64 `[2]`, the unpacked shape); NVFP4 (`nvfp4_quantized.py`): `weight_packed`
+//!   U8 with two e2m1 values per byte, `weight_scale` F8_E4M3 per 16-value group,
+//!   `weight_global_scale` and `input_global_scale` F32.
+//! - ModelOpt NVFP4 (NVIDIA Model-Optimizer `export/quant_utils.py`): `weight` U8 (two e2m1 per byte),
+//!   `weight_scale` F8_E4M3, `weight_scale_2` and `input_scale` F32.
+//! - bitsandbytes 4-bit (`bitsandbytes/functional.py` `QuantState.as_dict`): `weight` U8 `[n/2, 1]`
+//!   (two nf4/fp4 codes per byte) with `weight.absmax`, `weight.quant_map`,
+//!   `weight.nested_absmax`, `weight.nested_quant_map`, `weight.quant_state.bitsandbytes__nf4`;
+//!   8-bit (`bitsandbytes/nn/modules.py` `Linear8bitLt`): `weight` I8 with `SCB` and `weight_format`.
+//! - MXFP4 (gpt-oss; transformers `integrations/mxfp4.py`, openai/gpt-oss `torch/weights.py`):
+//!   `*_blocks` U8 `[..., out, in/32, 16]` (16 bytes = 32 e2m1 values) with `*_scales` U8 (E8M0)
+//!   `[..., out, in/32]`; the original checkpoint names them `*.blocks` / `*.scales`.
+
+use crate::spec::QuantConfig;
+use crate::weights::{Tensor, WeightSet};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// What a tensor is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TensorRole {
+    /// matmul weights (dense or packed), experts included
+    Weight,
+    /// quantization metadata: scales, zero points, g_idx, absmax, quant maps, unpacked shapes
+    QuantAux,
+    /// token embeddings and the output head (`lm_head`)
+    Embedding,
+    /// normalization weights and biases
+    Norm,
+    /// biases, convolution kernels, SSM parameters, buffers
+    Other,
+}
+
+/// Who packed a tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QuantScheme {
+    Awq,
+    Gptq,
+    Fp8,
+    /// compressed-tensors integer packing (`pack-quantized`)
+    CompressedTensors,
+    /// e2m1 values with F8_E4M3 group-16 scales (compressed-tensors or ModelOpt)
+    Nvfp4,
+    #[serde(rename = "bitsandbytes-4bit")]
+    BitsAndBytes4bit,
+    #[serde(rename = "bitsandbytes-8bit")]
+    BitsAndBytes8bit,
+    Mxfp4,
+}
+
+/// One tensor's classification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TensorClass {
+    pub role: TensorRole,
+    pub scheme: Option<QuantScheme>,
+    /// parameters once unpacked (0 for quantization metadata)
+    pub logical_params: u64,
+}
+
+/// Per-role totals.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RoleSummary {
+    pub role: TensorRole,
+    pub tensors: u64,
+    pub bytes: u64,
+    pub logical_params: u64,
+}
+
+/// What `inspect` shows about a checkpoint's quantization.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct QuantSummary {
+    /// schemes found, in a stable order
+    pub schemes: Vec<QuantScheme>,
+    pub roles: Vec<RoleSummary>,
+    pub logical_params: u64,
+    pub bytes: u64,
+}
+
+/// Leaf names that are always quantization metadata, whoever wrote them.
+const AUX_LEAVES: &[&str] = &[
+    "weight_scale", "weight_scale_inv", "weight_scale_2", "input_scale", "output_scale",
+    "weight_zero_point", "weight_global_scale", "input_global_scale", "weight_shape", "weight_g_idx",
+    "k_scale", "v_scale", "q_scale", "absmax", "quant_map", "nested_absmax", "nested_quant_map",
+    "bitsandbytes__nf4", "bitsandbytes__fp4", "SCB", "weight_format",
+];
+
+/// Without a config or a shape to tell, packed integer words are taken to hold 4-bit values:
+/// the default `bits` of AutoAWQ, AutoGPTQ and compressed-tensors' W4A16 presets.
+const DEFAULT_BITS: u64 = 4;
+
+/// Unpacked parameter count of a checkpoint (inference from shapes; 4-bit where unknown).
+pub fn logical_params(set: &WeightSet) -> u64 {
+    logical_params_with(set, None)
+}
+
+/// Unpacked parameter count, taking the packed width from `quant.bits` where shapes cannot tell.
+pub fn logical_params_with(set: &WeightSet, quant: Option<&QuantConfig>) -> u64 {
+    classify(set, quant).iter().fold(0u64, |acc, c| acc.saturating_add(c.logical_params))
+}
+
+/// Classify every tensor of `set` (same order as `set.tensors`).
+pub fn classify(set: &WeightSet, quant: Option<&QuantConfig>) -> Vec<TensorClass> {
+    let by_name: HashMap<&str, &Tensor> = set.tensors.iter().map(|t| (t.name.as_str(), t)).collect();
+    let bits_hint = quant.and_then(|q| q.bits).map(u64::from).filter(|b| (1..=32).contains(b));
+    set.tensors.iter().map(|t| classify_one(t, &by_name, bits_hint)).collect()
+}
+
+/// Totals by role, the schemes found, logical parameters and bytes.
+pub fn quant_summary(set: &WeightSet, quant: Option<&QuantConfig>) -> QuantSummary {
+    let classes = classify(set, quant);
+    let mut roles: BTreeMap<TensorRole, RoleSummary> = BTreeMap::new();
+    let mut schemes: Vec<QuantScheme> = Vec::new();
+    for (t, c) in set.tensors.iter().zip(&classes) {
+        let r = roles.entry(c.role).or_insert(RoleSummary { role: c.role, tensors: 0, bytes: 0, logical_params: 0 });
+        r.tensors += 1;
+        r.bytes = r.bytes.saturating_add(t.bytes);
+        r.logical_params = r.logical_params.saturating_add(c.logical_params);
+        if let Some(s) = c.scheme.filter(|s| !schemes.contains(s)) {
+            schemes.push(s);
+        }
+    }
+    schemes.sort();
+    QuantSummary {
+        schemes,
+        roles: roles.into_values().collect(),
+        logical_params: classes.iter().fold(0u64, |acc, c| acc.saturating_add(c.logical_params)),
+        bytes: set.tensors.iter().fold(0u64, |acc, t| acc.saturating_add(t.bytes)),
+    }
+}
+
+/// PyTorch-order shape (WeightSet dims are reversed).
+fn shape(t: &Tensor) -> Vec<u64> {
+    t.dims.iter().rev().copied().collect()
+}
+
+fn split_leaf(name: &str) -> (&str, &str) {
+    name.rsplit_once('.').unwrap_or(("", name))
+}
+
+fn sibling<'a>(by_name: &HashMap<&str, &'a Tensor>, base: &str, leaf: &str) -> Option<&'a Tensor> {
+    let key = if base.is_empty() { leaf.to_string() } else { format!("{base}.{leaf}") };
+    by_name.get(key.as_str()).copied()
+}
+
+fn dtype(t: &Tensor) -> String {
+    t.dtype.name()
+}
+
+fn classify_one(t: &Tensor, by_name: &HashMap<&str, &Tensor>, bits_hint: Option<u64>) -> TensorClass {
+    let (base, leaf) = split_leaf(&t.name);
+    let elems = t.elems();
+    let aux = |scheme| TensorClass { role: TensorRole::QuantAux, scheme, logical_params: 0 };
+    let packed = |scheme, per_elem: u64| TensorClass {
+        role: TensorRole::Weight,
+        scheme: Some(scheme),
+        logical_params: elems.saturating_mul(per_elem),
+    };
+    let has = |l: &str| sibling(by_name, base, l).is_some();
+
+    // bitsandbytes hangs its state under the weight's own name: `x.weight.absmax`,
+    // `x.weight.quant_state.bitsandbytes__nf4`
+    if AUX_LEAVES.contains(&leaf) {
+        let scheme = aux_scheme(leaf, base, by_name);
+        return aux(scheme);
+    }
+    // AWQ / GPTQ
+    if matches!(leaf, "qzeros" | "scales" | "g_idx") && has("qweight") {
+        return aux(Some(if has("g_idx") { QuantScheme::Gptq } else { QuantScheme::Awq }));
+    }
+    if leaf == "qweight" {
+        return classify_qweight(t, base, by_name, bits_hint);
+    }
+    // MXFP4: `gate_up_proj_blocks` + `gate_up_proj_scales`, or `mlp1_weight.blocks` + `.scales`
+    if let Some(stem) = leaf.strip_suffix("_scales") {
+        if has(&format!("{stem}_blocks")) {
+            return aux(Some(QuantScheme::Mxfp4));
+        }
+    }
+    if leaf == "scales" && has("blocks") {
+        return aux(Some(QuantScheme::Mxfp4));
+    }
+    let is_blocks = leaf.strip_suffix("_blocks").is_some_and(|stem| has(&format!("{stem}_scales")))
+        || (leaf == "blocks" && has("scales"));
+    if is_blocks && dtype(t) == "U8" {
+        return packed(QuantScheme::Mxfp4, 2);
+    }
+    // compressed-tensors
+    if leaf == "weight_packed" {
+        return match dtype(t).as_str() {
+            "U8" => packed(QuantScheme::Nvfp4, 2),
+            "I32" | "U32" => packed(QuantScheme::CompressedTensors, 32 / bits_hint.unwrap_or(DEFAULT_BITS)),
+            _ => packed(QuantScheme::CompressedTensors, 1),
+        };
+    }
+    let role = role_of(&t.name, base, leaf);
+    let own = |l: &str| by_name.contains_key(format!("{}.{l}", t.name).as_str());
+    let scheme = match dtype(t).as_str() {
+        // bitsandbytes 4-bit: U8 codes, two per byte, state under `<name>.absmax` etc.
+        "U8" if own("absmax") || own("quant_state.bitsandbytes__nf4") || own("quant_state.bitsandbytes__fp4") => {
+            return packed(QuantScheme::BitsAndBytes4bit, 2)
+        }
+        // ModelOpt NVFP4: U8 `weight` beside an F8_E4M3 `weight_scale`
+        "U8" if leaf == "weight"
+            && sibling(by_name, base, "weight_scale").is_some_and(|s| dtype(s) == "F8_E4M3") =>
+        {
+            return packed(QuantScheme::Nvfp4, 2)
+        }
+        "I8" if leaf == "weight" && has("SCB") => Some(QuantScheme::BitsAndBytes8bit),
+        "F8_E4M3" | "F8_E5M2" if leaf == "weight" => Some(QuantScheme::Fp8),
+        "I8" if leaf == "weight" && has("weight_scale") => Some(QuantScheme::CompressedTensors),
+        _ => None,
+    };
+    TensorClass { role, scheme, logical_params: elems }
+}
+
+fn aux_scheme(leaf: &str, base: &str, by_name: &HashMap<&str, &Tensor>) -> Option<QuantScheme> {
+    let has = |l: &str| sibling(by_name, base, l).is_some();
+    match leaf {
+        "absmax" | "quant_map" | "nested_absmax" | "nested_quant_map" | "bitsandbytes__nf4" | "bitsandbytes__fp4" => {
+            Some(QuantScheme::BitsAndBytes4bit)
+        }
+        "SCB" | "weight_format" => Some(QuantScheme::BitsAndBytes8bit),
+        "weight_global_scale" | "input_global_scale" | "weight_scale_2" => Some(QuantScheme::Nvfp4),
+        _ if has("weight_packed") => {
+            let packed = sibling(by_name, base, "weight_packed").map(dtype);
+            Some(if packed.as_deref() == Some("U8") { QuantScheme::Nvfp4 } else { QuantScheme::CompressedTensors })
+        }
+        _ => match sibling(by_name, base, "weight").map(dtype).as_deref() {
+            Some("F8_E4M3" | "F8_E5M2") => Some(QuantScheme::Fp8),
+            Some("U8") => Some(QuantScheme::Nvfp4),
+            Some("I8") => Some(QuantScheme::CompressedTensors),
+            _ => None,
+        },
+    }
+}
+
+/// AWQ packs along the output dim, GPTQ along the input dim; the pack factor comes from the
+/// shapes when they tell (AWQ: `scales` cols / `qweight` cols; GPTQ: `g_idx` length /
+/// `qweight` rows), else from the config's bits, else 4-bit.
+fn classify_qweight(
+    t: &Tensor,
+    base: &str,
+    by_name: &HashMap<&str, &Tensor>,
+    bits_hint: Option<u64>,
+) -> TensorClass {
+    let q = shape(t);
+    let scales = sibling(by_name, base, "scales").map(shape);
+    let g_idx = sibling(by_name, base, "g_idx").map(shape);
+    let default_pack = 32 / bits_hint.unwrap_or(DEFAULT_BITS);
+    let ratio = |num: u64, den: u64| (den > 0 && num % den == 0 && num / den >= 1 && num / den <= 32).then(|| num / den);
+    let (scheme, pack) = match (q.as_slice(), scales.as_deref(), g_idx.as_deref()) {
+        ([rows, _], _, Some([in_features])) => (QuantScheme::Gptq, ratio(*in_features, *rows)),
+        ([_, cols], Some([_, out]), None) if out != cols => (QuantScheme::Awq, ratio(*out, *cols)),
+        ([_, cols], Some([_, out]), None) if out == cols => (QuantScheme::Gptq, None),
+        _ => (QuantScheme::Awq, None),
+    };
+    TensorClass {
+        role: TensorRole::Weight,
+        scheme: Some(scheme),
+        logical_params: t.elems().saturating_mul(pack.unwrap_or(default_pack)),
+    }
+}
+
+/// The role of a parameter tensor, from its module name (HF naming across architectures).
+fn role_of(name: &str, base: &str, leaf: &str) -> TensorRole {
+    let module = base.rsplit('.').next().unwrap_or(base);
+    let embedding = ["embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in", "lm_head", "embed_out"];
+    if embedding.iter().any(|e| module == *e || name.starts_with(&format!("{e}."))) {
+        return TensorRole::Embedding;
+    }
+    let m = module.to_ascii_lowercase();
+    if m.contains("norm") || m.starts_with("ln") || m.ends_with("_ln") || m == "ln_f" {
+        return TensorRole::Norm;
+    }
+    match leaf {
+        "weight" | "weight_packed" | "qweight" => TensorRole::Weight,
+        // fused MoE expert tensors (`experts.gate_up_proj`, `experts.down_proj`)
+        l if l.ends_with("_proj") => TensorRole::Weight,
+        _ => TensorRole::Other,
+    }
+}
