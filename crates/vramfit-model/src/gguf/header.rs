@@ -1,7 +1,8 @@
 //! The GGUF header walk: magic, version, counts, metadata key/values, tensor infos, and the
 //! layout of the data section, validated the way ggml's `gguf_init_from_file_impl`
-//! (ggml/src/gguf.cpp) validates it, with hard limits so hostile input cannot make us allocate
-//! or loop beyond the bytes it really has.
+//! (ggml/src/gguf.cpp; read in the copy vendored by ollama @0479add, unchanged in substance
+//! since GGUF v3), with hard limits so hostile input cannot make us allocate or loop beyond the
+//! bytes it really has.
 
 use std::collections::HashSet;
 

@@ -50,7 +50,7 @@ pub struct ReadOptions {
 }
 
 /// A GGUF header.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct GgufFile {
     /// 2 or 3
     pub version: u32,
@@ -65,7 +65,7 @@ pub struct GgufFile {
 }
 
 /// One tensor's entry in the header.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct GgufTensorInfo {
     pub name: String,
     /// dimensions in ggml order (`ne[0]` = row length), 1 to 4 of them
