@@ -347,11 +347,11 @@ fn build_layer(
             attention::standard(b, st, il, n_embd, layer);
         }
         AttentionKind::Mla { .. } => attention::mla(b, spec, il, layer),
-        AttentionKind::Recurrent(state) => recurrent::mixer(b, spec, family, il, layer, state),
+        AttentionKind::Recurrent(state) => recurrent::mixer(b, spec, family, il, state),
         AttentionKind::None => {}
     }
     if let Some(state) = &layer.parallel_ssm {
-        recurrent::mixer(b, spec, family, il, layer, state);
+        recurrent::mixer(b, spec, family, il, state);
     }
     if st.post_norms {
         if has_mixer {

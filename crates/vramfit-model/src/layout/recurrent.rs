@@ -2,15 +2,15 @@
 //! (Qwen3-Next). Shapes from llama.cpp @007dbbf (`LLM_ARCH_JAMBA`, `LLM_ARCH_MAMBA2`,
 //! `LLM_ARCH_NEMOTRON_H`, `LLM_ARCH_FALCON_H1`, `LLM_ARCH_QWEN3NEXT` create_tensor calls).
 //!
-//! Geometry convention for a recurrent layer's [`LayerSpec`] (the heads fields are otherwise
-//! meaningless there): `n_head` = SSM heads (Mamba2 `n_head`, GDN value heads), `n_head_kv` =
-//! Mamba2 groups / GDN key heads, `head_dim_k` = Mamba2 `d_state` / GDN key head dim,
-//! `head_dim_v` = Mamba2 head dim / GDN value head dim. When they are zero the sizes are
-//! recovered from the state elements with the universal `d_conv = 4`.
+//! `RecurrentState` carries only the per-sequence state sizes, so the mixer geometry is
+//! recovered from them: the conv state is `(d_conv - 1) * conv_channels` with `d_conv = 4`
+//! (every supported hybrid), Mamba2 head dim 64, Gated DeltaNet head dims 128 (Qwen3-Next
+//! configs); the Mamba2 `d_state` is the first of 128, 256, 64, 16 that gives a whole number of
+//! groups. The layer's head fields describe its attention, not the mixer, and are not used.
 
 use super::families::Family;
 use super::Builder;
-use crate::spec::{LayerSpec, ModelSpec, RecurrentKind, RecurrentState};
+use crate::spec::{ModelSpec, RecurrentKind, RecurrentState};
 
 /// The conv kernel width every supported hybrid uses (`mamba_d_conv` / `linear_conv_kernel_dim`).
 const D_CONV_DEFAULT: u64 = 4;
@@ -20,14 +20,13 @@ pub(crate) fn mixer(
     spec: &ModelSpec,
     family: Family,
     il: u64,
-    l: &LayerSpec,
     s: &RecurrentState,
 ) {
     match s.kind {
-        RecurrentKind::GatedDeltaNet => gated_delta_net(b, spec, il, l, s),
+        RecurrentKind::GatedDeltaNet => gated_delta_net(b, spec, il, s),
         RecurrentKind::Mamba => mamba1(b, spec, family, il, s),
         RecurrentKind::Mamba2 | RecurrentKind::Other | RecurrentKind::Rwkv => {
-            mamba2(b, spec, il, l, s)
+            mamba2(b, spec, il, s)
         }
     }
 }
@@ -63,32 +62,38 @@ fn mamba1(b: &mut Builder, spec: &ModelSpec, family: Family, il: u64, s: &Recurr
     b.blk(il, "ssm_out", &[d_inner, n_embd]);
 }
 
-/// Mamba-2: `ssm_in` projects to z, x, B, C and dt (`2*d_inner + 2*n_group*d_state + n_head`).
-fn mamba2(b: &mut Builder, spec: &ModelSpec, il: u64, l: &LayerSpec, s: &RecurrentState) {
-    let n_embd = spec.n_embd;
+/// Mamba-2 geometry `(d_inner, d_state, n_group, n_head)` from the state sizes:
+/// ssm = d_inner * d_state, conv channels = d_inner + 2 * n_group * d_state.
+fn mamba2_geometry(s: &RecurrentState) -> (u64, u64, u64, u64) {
     let conv_dim = div(s.conv_elems, D_CONV_DEFAULT - 1);
-    let (d_inner, d_state, n_group, n_head) =
-        if l.n_head > 0 && l.head_dim_v > 0 && l.head_dim_k > 0 {
-            let d_inner = l.n_head * l.head_dim_v;
-            (d_inner, l.head_dim_k, l.n_head_kv.max(1), l.n_head)
-        } else {
-            // without the heads: take d_state from ssm = d_state * d_inner and conv = d_inner +
-            // 2*n_group*d_state with one group and 64-wide heads (Mamba2 defaults)
-            let d_state_guess = 128u64;
-            let d_inner = div(s.ssm_elems, d_state_guess);
-            let n_group = div(conv_dim.saturating_sub(d_inner), 2 * d_state_guess).max(1);
-            (d_inner, d_state_guess, n_group, div(d_inner, 64).max(1))
-        };
-    let conv_dim = if conv_dim > 0 {
-        conv_dim
-    } else {
-        d_inner + 2 * n_group * d_state
-    };
-    b.blk(
-        il,
-        "ssm_in",
-        &[n_embd, 2 * d_inner + 2 * n_group * d_state + n_head],
-    );
+    for d_state in [128u64, 256, 64, 16] {
+        let d_inner = div(s.ssm_elems, d_state);
+        if d_inner == 0 || s.ssm_elems % d_state != 0 || conv_dim <= d_inner {
+            continue;
+        }
+        let extra = conv_dim - d_inner;
+        if extra % (2 * d_state) == 0 && d_inner % MAMBA2_HEAD_DIM == 0 {
+            return (
+                d_inner,
+                d_state,
+                extra / (2 * d_state),
+                d_inner / MAMBA2_HEAD_DIM,
+            );
+        }
+    }
+    let d_inner = div(s.ssm_elems, 128);
+    (d_inner, 128, 1, div(d_inner, MAMBA2_HEAD_DIM).max(1))
+}
+
+/// Mamba2 head width in Nemotron-H (`mamba_head_dim`) and Falcon-H1 (`mamba_d_head`) configs.
+const MAMBA2_HEAD_DIM: u64 = 64;
+
+/// Mamba-2: `ssm_in` projects to z, x, B, C and dt (`2*d_inner + 2*n_group*d_state + n_head`).
+fn mamba2(b: &mut Builder, spec: &ModelSpec, il: u64, s: &RecurrentState) {
+    let n_embd = spec.n_embd;
+    let (d_inner, d_state, n_group, n_head) = mamba2_geometry(s);
+    let conv_dim = d_inner + 2 * n_group * d_state;
+    b.blk(il, "ssm_in", &[n_embd, d_inner + conv_dim + n_head]);
     b.blk(il, "ssm_conv1d", &[D_CONV_DEFAULT, conv_dim]);
     b.blk_bias(il, "ssm_conv1d", &[conv_dim]);
     b.blk_bias(il, "ssm_dt", &[n_head]);
@@ -98,22 +103,24 @@ fn mamba2(b: &mut Builder, spec: &ModelSpec, il: u64, l: &LayerSpec, s: &Recurre
     b.blk(il, "ssm_out", &[d_inner, n_embd]);
 }
 
-/// Gated DeltaNet (Qwen3-Next linear attention).
-fn gated_delta_net(b: &mut Builder, spec: &ModelSpec, il: u64, l: &LayerSpec, s: &RecurrentState) {
+/// Qwen3-Next linear-attention key/value head width (`linear_key_head_dim`,
+/// `linear_value_head_dim`).
+const GDN_HEAD_DIM: u64 = 128;
+
+/// Gated DeltaNet (Qwen3-Next linear attention): value heads from ssm = n_v * dk * dv, key
+/// heads from conv channels = 2 * n_k * dk + n_v * dv.
+fn gated_delta_net(b: &mut Builder, spec: &ModelSpec, il: u64, s: &RecurrentState) {
     let n_embd = spec.n_embd;
-    let (n_v, n_k, dk, dv) = (l.n_head, l.n_head_kv, l.head_dim_k, l.head_dim_v);
+    let (dk, dv) = (GDN_HEAD_DIM, GDN_HEAD_DIM);
+    let n_v = div(s.ssm_elems, dk * dv);
+    let conv_dim = div(s.conv_elems, D_CONV_DEFAULT - 1);
+    let n_k = div(conv_dim.saturating_sub(n_v * dv), 2 * dk);
     let key_dim = n_k * dk;
     let value_dim = n_v * dv;
-    let conv_dim = 2 * key_dim + value_dim;
-    let d_conv = if conv_dim > 0 && s.conv_elems > 0 {
-        div(s.conv_elems, conv_dim) + 1
-    } else {
-        D_CONV_DEFAULT
-    };
     // q, k, v and the output gate z in one projection; beta and alpha per value head
     b.blk(il, "ssm_in", &[n_embd, 2 * key_dim + 2 * value_dim]);
     b.blk(il, "ssm_beta_alpha", &[n_embd, 2 * n_v]);
-    b.blk(il, "ssm_conv1d", &[d_conv, conv_dim]);
+    b.blk(il, "ssm_conv1d", &[D_CONV_DEFAULT, 2 * key_dim + value_dim]);
     b.blk_bias(il, "ssm_dt", &[n_v]);
     b.add(format!("blk.{il}.ssm_a"), &[n_v]);
     b.blk(il, "ssm_norm", &[dv]);
