@@ -8,6 +8,7 @@ pub mod cmdline;
 pub mod error;
 pub mod hardware;
 pub mod plan;
+pub mod vllm;
 
 pub use hardware::{Gpu, Hardware};
 pub use plan::{DevicePlan, HostPlan, KvSummary, MemoryPlan, ModelRef, Verdict};

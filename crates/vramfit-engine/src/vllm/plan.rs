@@ -1,0 +1,539 @@
+//! ModelSpec × VllmConfig × Hardware → MemoryPlan: what each vLLM worker holds, whether the
+//! engine starts, and the smallest changes that make it start.
+//!
+//! The start-up sequence mirrored here (vllm/v1/worker/gpu_worker.py, kv_cache_utils.py):
+//! 1. `init_device`: requested = total × gpu_memory_utilization; fail if free < requested.
+//! 2. `determine_available_memory`: available KV = requested − weights − activation peak −
+//!    non-torch (− the CUDA-graph estimate from v0.21); `--kv-cache-memory-bytes` replaces it.
+//! 3. `_check_enough_kv_cache_memory`: fail if available ≤ 0, or if one request of
+//!    max_model_len needs more (then vLLM prints its estimated maximum model length).
+//! 4. num_blocks = available // page // group_size, the minimum over workers.
+
+use super::args::{MaxModelLen, VllmConfig};
+use super::kv::{KvLayout, LayoutInputs};
+use super::profile::{profile, Profile, ProfileInputs};
+use super::quant::model_dtype;
+use super::version::TokenReport;
+use super::weights::{exact_stage_bytes, pp_layer_ranges, predicted_stage_bytes};
+use crate::hardware::{Gpu, Hardware};
+use crate::plan::{DevicePlan, HostPlan, KvSummary, MemoryPlan, ModelRef, Verdict};
+use std::ops::Range;
+use vramfit_model::units::{fmt_bytes, fmt_bytes_signed, GIB};
+use vramfit_model::{ModelSpec, WeightSet};
+
+/// One worker's numbers.
+#[derive(Debug, Clone)]
+struct Worker {
+    gpu: Gpu,
+    stage: usize,
+    weights: u64,
+    offloaded: u64,
+    requested: u64,
+    profile: Profile,
+    /// the KV pool vLLM sizes (negative when nothing is left)
+    available: i64,
+}
+
+/// Everything `plan` works out before it is rendered.
+#[derive(Debug, Clone)]
+struct Outcome {
+    workers: Vec<Worker>,
+    layouts: Vec<KvLayout>,
+    max_model_len: u64,
+    num_blocks: u64,
+    binding_stage: usize,
+    problems: Vec<String>,
+    /// a start-up check failed
+    fails: bool,
+    /// vLLM's estimate when the KV check failed, or the largest length that fits
+    fit_len: u64,
+    settings: Vec<(String, String)>,
+    notes: Vec<String>,
+}
+
+/// The memory plan of a vLLM command on this hardware. `weights`: the checkpoint's tensors when
+/// known (exact bytes), else they are predicted from the spec.
+pub fn plan(
+    spec: &ModelSpec,
+    weights: Option<&WeightSet>,
+    cfg: &VllmConfig,
+    hw: &Hardware,
+) -> MemoryPlan {
+    let out = evaluate(spec, weights, cfg, hw);
+    let suggestions = if out.fails {
+        suggest(spec, weights, cfg, hw, &out)
+    } else {
+        Vec::new()
+    };
+    render(spec, cfg, out, suggestions)
+}
+
+/// The GPUs the workers run on: `CUDA_VISIBLE_DEVICES` picks and orders them.
+fn worker_gpus(cfg: &VllmConfig, hw: &Hardware, problems: &mut Vec<String>) -> Vec<Gpu> {
+    let visible: Vec<Gpu> = match &cfg.visible_devices {
+        Some(ids) => ids
+            .iter()
+            .filter_map(|&i| hw.gpus.get(i).cloned())
+            .collect(),
+        None => hw.gpus.clone(),
+    };
+    let world = cfg.world_size() as usize;
+    if visible.len() < world {
+        problems.push(format!(
+            "tensor × pipeline parallel = {world} workers, but only {} GPU(s) are visible: add GPUs or lower -tp/-pp",
+            visible.len()
+        ));
+    }
+    visible.into_iter().take(world).collect()
+}
+
+fn evaluate(
+    spec: &ModelSpec,
+    weights: Option<&WeightSet>,
+    cfg: &VllmConfig,
+    hw: &Hardware,
+) -> Outcome {
+    let mut problems = Vec::new();
+    let mut notes = cfg.notes.clone();
+    let mut settings = Vec::new();
+    let gpus = worker_gpus(cfg, hw, &mut problems);
+    let mut fails = !problems.is_empty();
+    let tp = cfg.tensor_parallel_size;
+    let pp = cfg.pipeline_parallel_size;
+    let model_max_len = if spec.n_ctx_train > 0 {
+        spec.n_ctx_train
+    } else {
+        2048
+    };
+    let configured = match cfg.max_model_len {
+        MaxModelLen::Tokens(n) => n,
+        MaxModelLen::FromModel | MaxModelLen::Auto => model_max_len,
+    };
+    if configured > model_max_len {
+        // vllm/config/model.py `_get_and_verify_max_len`: refused unless
+        // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
+        problems.push(format!(
+            "--max-model-len {configured} is longer than the model's {model_max_len}: vLLM refuses to start (set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 to override)"
+        ));
+        fails = true;
+    }
+    let ranges: Vec<Range<u64>> =
+        match pp_layer_ranges(spec.n_layer(), pp, cfg.pp_layer_partition.as_deref()) {
+            Ok(r) => r,
+            Err(e) => {
+                problems.push(e.to_string());
+                fails = true;
+                pp_layer_ranges(spec.n_layer(), pp, None)
+                    .unwrap_or_else(|_| vec![0..spec.n_layer()])
+            }
+        };
+    let first = gpus.first().cloned().unwrap_or(Gpu {
+        name: "no GPU".into(),
+        total_bytes: 0,
+        free_bytes: 0,
+        bandwidth_gbps: None,
+        compute_capability: None,
+        unified: false,
+    });
+    let (mnbt, mns) = cfg.batch_limits(first.total_bytes, &first.name, configured);
+    let dtype = model_dtype(spec, cfg);
+    let stage_weights = match weights {
+        Some(w) if !w.tensors.is_empty() => exact_stage_bytes(w, spec, cfg, &ranges),
+        _ => predicted_stage_bytes(spec, cfg, &ranges),
+    };
+    let layouts: Vec<KvLayout> = ranges
+        .iter()
+        .map(|r| {
+            KvLayout::new(
+                spec,
+                r.clone(),
+                LayoutInputs {
+                    tp,
+                    kv_cache_dtype: &cfg.kv_cache_dtype,
+                    model_dtype_bytes: dtype.bytes(),
+                    block_size: cfg.block_size,
+                    max_num_batched_tokens: mnbt,
+                    disable_hybrid: cfg.disable_hybrid_kv_cache_manager,
+                    compute_capability: first.compute_capability,
+                },
+            )
+        })
+        .collect();
+    let mut workers = Vec::new();
+    for (i, gpu) in gpus.iter().enumerate() {
+        // rank = pp_rank · tp + tp_rank: consecutive GPUs form one pipeline stage
+        let stage = (i as u64 / tp).min(pp - 1) as usize;
+        let w = stage_weights[stage];
+        let offloaded = cfg.cpu_offload_bytes.min(w);
+        let requested = (gpu.total_bytes as f64 * cfg.gpu_memory_utilization).ceil() as u64;
+        let prof = profile(
+            spec,
+            ranges[stage].clone(),
+            ProfileInputs {
+                max_num_batched_tokens: mnbt,
+                max_num_seqs: mns,
+                tp,
+                is_last_stage: stage == ranges.len() - 1,
+                cuda_graphs: cfg.uses_cuda_graphs(),
+                act_bytes: dtype.bytes(),
+            },
+        );
+        let graphs_charged = if cfg.deducts_cuda_graphs() {
+            prof.cuda_graph_bytes
+        } else {
+            0
+        };
+        let available = match cfg.kv_cache_memory_bytes {
+            Some(b) => b as i64,
+            None => {
+                requested as i64
+                    - (w - offloaded) as i64
+                    - prof.activation_bytes as i64
+                    - prof.non_torch_bytes as i64
+                    - graphs_charged as i64
+            }
+        };
+        workers.push(Worker {
+            gpu: gpu.clone(),
+            stage,
+            weights: w - offloaded,
+            offloaded,
+            requested,
+            profile: prof,
+            available,
+        });
+    }
+
+    // start-up checks, in vLLM's order
+    for (i, w) in workers.iter().enumerate() {
+        if w.gpu.free_bytes < w.requested {
+            problems.push(format!(
+                "GPU {i}: free memory at start ({}) is less than gpu_memory_utilization {} × total ({}): vLLM stops at start-up",
+                fmt_bytes(w.gpu.free_bytes),
+                cfg.gpu_memory_utilization,
+                fmt_bytes(w.requested)
+            ));
+            fails = true;
+        }
+    }
+    let num_blocks_of = |w: &Worker| {
+        cfg.num_gpu_blocks_override
+            .unwrap_or_else(|| layouts[w.stage].num_blocks(w.available))
+    };
+    let (binding, num_blocks) = workers
+        .iter()
+        .map(|w| (w.stage, num_blocks_of(w)))
+        .min_by_key(|(_, b)| *b)
+        .unwrap_or((0, 0));
+    let mut fit_len = workers
+        .iter()
+        .map(|w| {
+            layouts[w.stage].estimate_max_model_len(w.available, model_max_len.max(configured))
+        })
+        .min()
+        .unwrap_or(0);
+    let any_kv = layouts.iter().any(|l| !l.is_empty());
+    if any_kv && !fails {
+        if let Some(w) = workers.iter().find(|w| w.available <= 0) {
+            problems.push(format!(
+                "no memory left for the KV cache on GPU {} ({} short of the {} budget): vLLM stops with 'No available memory for the cache blocks'",
+                workers.iter().position(|x| std::ptr::eq(x, w)).unwrap_or(0),
+                fmt_bytes_signed(-w.available),
+                fmt_bytes(w.requested)
+            ));
+            fails = true;
+        } else if matches!(cfg.max_model_len, MaxModelLen::Auto) {
+            // `_auto_fit_max_model_len`: the longest length that fits, up to the model's
+            settings.push(("max_model_len".into(), format!("{fit_len} (auto-fit)")));
+        } else {
+            let short = workers
+                .iter()
+                .find(|w| layouts[w.stage].bytes_per_request(configured) as i64 > w.available);
+            if let Some(w) = short {
+                let est = layouts[w.stage].estimate_max_model_len(w.available, configured);
+                problems.push(format!(
+                    "one request of max_model_len {configured} needs {} of KV cache, more than the {} available: vLLM stops (its estimated maximum model length is {est})",
+                    fmt_bytes(layouts[w.stage].bytes_per_request(configured)),
+                    fmt_bytes_signed(w.available)
+                ));
+                fit_len = est;
+                fails = true;
+            }
+        }
+    }
+    let max_model_len = match cfg.max_model_len {
+        MaxModelLen::Auto => fit_len.min(model_max_len),
+        _ => configured,
+    };
+    if !fails && !cfg.version.deducts_cuda_graphs() && cfg.uses_cuda_graphs() {
+        for (i, w) in workers.iter().enumerate() {
+            let used = w.requested + w.profile.cuda_graph_bytes;
+            if used > w.gpu.free_bytes {
+                problems.push(format!(
+                    "GPU {i}: CUDA graphs ({}) are captured on top of the {} budget (before v0.21) and exceed free memory: expect an OOM during graph capture",
+                    fmt_bytes(w.profile.cuda_graph_bytes),
+                    fmt_bytes(w.requested)
+                ));
+                fails = true;
+            }
+        }
+    }
+    settings.extend([
+        (
+            "vllm_version".to_string(),
+            format!(
+                "{}{}",
+                cfg.version,
+                if cfg.version_given {
+                    ""
+                } else {
+                    " (assumed current)"
+                }
+            ),
+        ),
+        (
+            "gpu_memory_utilization".to_string(),
+            cfg.gpu_memory_utilization.to_string(),
+        ),
+        ("max_num_batched_tokens".to_string(), mnbt.to_string()),
+        ("max_num_seqs".to_string(), mns.to_string()),
+        (
+            "block_size".to_string(),
+            layouts
+                .first()
+                .map(|l| l.block_size)
+                .unwrap_or(16)
+                .to_string(),
+        ),
+        ("kv_cache_dtype".to_string(), cfg.kv_cache_dtype.clone()),
+        (
+            "weights".to_string(),
+            super::weights::describe_scheme(spec, cfg),
+        ),
+        (
+            "cuda_graphs".to_string(),
+            if !cfg.uses_cuda_graphs() {
+                "off".into()
+            } else if cfg.deducts_cuda_graphs() {
+                "estimate charged to the budget".into()
+            } else {
+                "captured after KV sizing".into()
+            },
+        ),
+    ]);
+    if spec.vision_params > 0 {
+        notes.push("the multimodal encoder's profiling pass is not modelled: the activation peak may be larger".into());
+    }
+    if let Some(s) = &cfg.speculative {
+        if s.draft_model.is_some() || !s.method.contains("mtp") {
+            notes.push(format!(
+                "speculative decoding ({}): the drafter's weights and KV are not counted",
+                s.method
+            ));
+        }
+    }
+    for u in &cfg.unknown_flags {
+        notes.push(format!("flag not modelled: {u}"));
+    }
+    Outcome {
+        workers,
+        layouts,
+        max_model_len,
+        num_blocks,
+        binding_stage: binding,
+        problems,
+        fails,
+        fit_len,
+        settings,
+        notes,
+    }
+}
+
+fn render(
+    spec: &ModelSpec,
+    cfg: &VllmConfig,
+    out: Outcome,
+    suggestions: Vec<String>,
+) -> MemoryPlan {
+    let layout = &out.layouts[out.binding_stage.min(out.layouts.len() - 1)];
+    let per_req = layout.blocks_per_request(out.max_model_len.max(1));
+    let concurrency = if per_req == 0 || out.fails {
+        0.0
+    } else {
+        out.num_blocks as f64 / per_req as f64
+    };
+    let tokens = if out.fails {
+        0
+    } else {
+        match cfg.version.token_report() {
+            TokenReport::ConcurrencyTimesLen => (concurrency * out.max_model_len as f64) as u64,
+            TokenReport::BlocksPerGroup | TokenReport::BlocksPerLayerGroup => {
+                out.num_blocks / layout.n_groups().max(1) * layout.block_size
+            }
+        }
+    };
+    let devices: Vec<DevicePlan> = out
+        .workers
+        .iter()
+        .map(|w| {
+            let mut d = DevicePlan {
+                name: w.gpu.name.clone(),
+                total_bytes: w.gpu.total_bytes,
+                free_bytes: w.gpu.free_bytes,
+                weights_bytes: w.weights,
+                kv_cache_bytes: w.available,
+                compute_bytes: w.profile.activation_bytes,
+                cuda_graph_bytes: w.profile.cuda_graph_bytes,
+                overhead_bytes: w.profile.non_torch_bytes,
+                used_bytes: 0,
+            };
+            d.finish();
+            d
+        })
+        .collect();
+    let bytes_per_token: u64 = out
+        .workers
+        .iter()
+        .map(|w| out.layouts[w.stage].bytes_per_token())
+        .sum();
+    // the largest length that fits with the other settings (for a failed KV check, vLLM's estimate)
+    let max_model_len = out.fit_len;
+    let mut settings = out.settings;
+    settings.push(("max_model_len".into(), out.max_model_len.to_string()));
+    MemoryPlan {
+        engine: "vllm".into(),
+        model: ModelRef {
+            id: spec.id.clone(),
+            architecture: spec.architecture.clone(),
+            params: 0,
+        },
+        verdict: if out.fails {
+            Verdict::DoesNotFit
+        } else {
+            Verdict::Fits
+        },
+        host: HostPlan {
+            weights_bytes: out.workers.iter().map(|w| w.offloaded).sum(),
+            kv_cache_bytes: 0,
+            compute_bytes: 0,
+        },
+        kv_cache: KvSummary {
+            bytes: devices.iter().map(|d| d.kv_cache_bytes).sum(),
+            tokens,
+            bytes_per_token,
+            max_concurrency: (concurrency * 100.0).floor() / 100.0,
+        },
+        devices,
+        max_model_len,
+        problems: out.problems,
+        suggestions,
+        settings,
+        notes: out.notes,
+    }
+}
+
+/// The smallest single changes, as flags, that make the command start.
+fn suggest(
+    spec: &ModelSpec,
+    weights: Option<&WeightSet>,
+    cfg: &VllmConfig,
+    hw: &Hardware,
+    out: &Outcome,
+) -> Vec<String> {
+    let mut tries: Vec<(String, VllmConfig)> = Vec::new();
+    let mut with = |label: String, f: &dyn Fn(&mut VllmConfig)| {
+        let mut c = cfg.clone();
+        f(&mut c);
+        tries.push((label, c));
+    };
+    if out.fit_len > 0 && !matches!(cfg.max_model_len, MaxModelLen::Auto) {
+        let len = out.fit_len;
+        with(format!("--max-model-len {len}"), &|c| {
+            c.max_model_len = MaxModelLen::Tokens(len)
+        });
+    }
+    // the utilization that leaves room for one request, within what is free
+    let total = out
+        .workers
+        .iter()
+        .map(|w| w.gpu.total_bytes)
+        .min()
+        .unwrap_or(0);
+    let free = out
+        .workers
+        .iter()
+        .map(|w| w.gpu.free_bytes)
+        .min()
+        .unwrap_or(0);
+    if total > 0 {
+        let max_util = ((free as f64 / total as f64) * 100.0).floor() / 100.0;
+        let short = out
+            .workers
+            .iter()
+            .map(|w| out.layouts[w.stage].bytes_per_request(out.max_model_len) as i64 - w.available)
+            .max()
+            .unwrap_or(0);
+        let want = cfg.gpu_memory_utilization + short.max(0) as f64 / total as f64 + 0.005;
+        let want = (want * 100.0).ceil() / 100.0;
+        for u in [want.min(max_util), max_util.min(0.98)] {
+            if u > 0.0 && (u - cfg.gpu_memory_utilization).abs() > 1e-9 {
+                with(format!("--gpu-memory-utilization {u:.2}"), &|c| {
+                    c.gpu_memory_utilization = u
+                });
+            }
+        }
+    }
+    if !cfg.kv_cache_dtype.starts_with("fp8") {
+        with("--kv-cache-dtype fp8".into(), &|c| {
+            c.kv_cache_dtype = "fp8".into()
+        });
+    }
+    let seqs = out
+        .settings
+        .iter()
+        .find(|(k, _)| k == "max_num_seqs")
+        .and_then(|(_, v)| v.parse::<u64>().ok())
+        .unwrap_or(256);
+    for s in [seqs / 4, 16] {
+        if s >= 1 && s < seqs {
+            with(format!("--max-num-seqs {s}"), &|c| c.max_num_seqs = Some(s));
+        }
+    }
+    if cfg.uses_cuda_graphs() && cfg.deducts_cuda_graphs() {
+        with("--enforce-eager".into(), &|c| c.enforce_eager = true);
+    }
+    let gpus_available = cfg
+        .visible_devices
+        .as_ref()
+        .map(|v| v.len())
+        .unwrap_or(hw.gpus.len()) as u64;
+    let mut tp = cfg.tensor_parallel_size * 2;
+    while tp * cfg.pipeline_parallel_size <= gpus_available {
+        let t = tp;
+        with(format!("--tensor-parallel-size {t}"), &|c| {
+            c.tensor_parallel_size = t
+        });
+        tp *= 2;
+    }
+    let heaviest = out
+        .workers
+        .iter()
+        .map(|w| w.weights as i64 - w.available.min(0))
+        .max()
+        .unwrap_or(0);
+    if out.workers.iter().any(|w| w.available <= 0) {
+        let gb = ((heaviest as f64 * 0.25) / GIB as f64).ceil().max(1.0);
+        with(format!("--cpu-offload-gb {gb:.0}"), &|c| {
+            c.cpu_offload_bytes += (gb * GIB as f64) as u64
+        });
+    }
+    let mut fitting = Vec::new();
+    for (label, c) in tries {
+        let o = evaluate(spec, weights, &c, hw);
+        if !o.fails && !fitting.contains(&label) {
+            fitting.push(label);
+        }
+    }
+    fitting.truncate(4);
+    fitting
+}

@@ -1,0 +1,136 @@
+//! What vLLM's start-up profiling measures besides the weights: the activation peak of the
+//! dummy forward and sampler run, non-torch memory, and the CUDA-graph pool.
+//!
+//! `profile_run` (vllm/v1/worker/gpu_model_runner.py) runs one forward of
+//! `max_num_batched_tokens` tokens spread over `min(max_num_batched_tokens, max_num_seqs)`
+//! requests, then the sampler on one row per request (`[num_reqs, vocab]` logits in fp32 plus
+//! the top-k/top-p temporaries). The torch peak of that run is the activation peak; it does not
+//! depend on `max_model_len`. The constants below that are not tensor shapes are calibrated on the
+//! dev logs in ../shared/data/dev/vllm_logs.dev.jsonl (see each constant).
+
+use std::ops::Range;
+use vramfit_model::units::MIB;
+use vramfit_model::{AttentionKind, FfnKind, ModelSpec};
+
+/// Sampler bytes per (request × vocab) element: fp32 logits, temperature-scaled copy, softmax
+/// probabilities, sorted values + int64 indices for top-k/top-p, the random draw.
+/// Calibrated: record vllm-log-005 (v0.31, Llama-3.1-8B, 256 requests × 128256 vocab, peak
+/// activation 1.44 GiB including a ~0.3 GiB CUDA-graph estimate) gives ~36 bytes per element.
+pub const SAMPLER_BYTES_PER_ELEM: u64 = 36;
+
+/// Non-torch memory created during profiling on one GPU (cuBLAS/attention workspaces).
+/// Calibrated: consumed − weights in records vllm-log-005 (0.26 GiB), -042 (0.47), -043 (0.23);
+/// vllm-log-003 (TP4) 0.21, -022 (TP4) 0.13.
+pub const NON_TORCH_BYTES: u64 = 280 * MIB;
+
+/// Extra non-torch memory per worker with tensor parallelism (custom all-reduce buffers).
+/// research/vllm_memory.md: ~0.2–1.4 GiB with TP/EP; records -003 and -022 show ~0.2.
+pub const NON_TORCH_TP_BYTES: u64 = 64 * MIB;
+
+/// CUDA-graph pool per layer per captured token of hidden state, in units of
+/// `max_capture_size × hidden × 2 bytes`. Calibrated on the graph pools the logs print:
+/// vllm-log-005 (Llama-3.1-8B, 32 layers: 0.23 GiB → 1.8), -037 (Gemma-3-27B, 62 layers:
+/// 1.02 GiB → 3.2), -042 (64 layers: 0.71 GiB → 2.3); 2.4 keeps all three within ~40 %.
+pub const GRAPH_POOL_FACTOR: f64 = 2.4;
+
+/// What profiling sees on one worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Profile {
+    /// torch peak increase of the dummy forward + sampler
+    pub activation_bytes: u64,
+    pub non_torch_bytes: u64,
+    /// CUDA-graph pool (the estimate vLLM charges from v0.21; what capture takes before)
+    pub cuda_graph_bytes: u64,
+}
+
+/// Inputs of the profile that come from the scheduler settings.
+#[derive(Debug, Clone, Copy)]
+pub struct ProfileInputs {
+    pub max_num_batched_tokens: u64,
+    pub max_num_seqs: u64,
+    pub tp: u64,
+    pub is_last_stage: bool,
+    pub cuda_graphs: bool,
+    /// bytes per activation element (the model dtype)
+    pub act_bytes: u64,
+}
+
+/// The activation peak, non-torch memory and CUDA-graph pool of one pipeline stage.
+pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profile {
+    let t = p.max_num_batched_tokens;
+    let e = spec.n_embd;
+    let b = p.act_bytes;
+    let tp = p.tp.max(1);
+    // hidden states and the residual stream live through the whole forward
+    let residual = 2 * t * e * b;
+    let mut layer_peak = 0u64;
+    for l in spec
+        .layers
+        .iter()
+        .skip(layers.start as usize)
+        .take((layers.end - layers.start) as usize)
+    {
+        let attn = match &l.attention {
+            AttentionKind::Mla {
+                kv_lora_rank,
+                rope_dim,
+                nope_dim,
+                v_head_dim,
+            } => {
+                let heads = l.n_head.div_ceil(tp);
+                t * (heads * (nope_dim + rope_dim + v_head_dim) + kv_lora_rank + rope_dim) * b
+                    + t * heads * (nope_dim + v_head_dim) * b
+            }
+            AttentionKind::None => 0,
+            AttentionKind::Recurrent(_) => t * 5 * e / tp * b + t * 2 * e / tp * b,
+            _ => {
+                let q = l.n_head.div_ceil(tp) * l.head_dim_k;
+                let kv = (l.n_head_kv / tp).max(1) * (l.head_dim_k + l.head_dim_v);
+                // qkv output, attention output, o_proj output
+                t * (q + kv) * b + t * l.n_head.div_ceil(tp) * l.head_dim_v * b + t * e * b
+            }
+        };
+        let gates = if spec.arch.gated_mlp { 2 } else { 1 };
+        let ffn = match (&l.ffn, &spec.moe) {
+            (FfnKind::Dense { n_ff }, _) => {
+                let n = n_ff.div_ceil(tp);
+                // gate_up output, activation output, down output
+                t * gates * n * b + t * n * b + t * e * b
+            }
+            (FfnKind::Moe, Some(m)) => {
+                let n = m.n_ff_exp.div_ceil(tp);
+                let k = m.n_expert_used;
+                // fused_moe intermediate caches: [T, topk, 2N], [T·topk, N], [T, topk, H];
+                // router logits fp32 [T, E]
+                t * k * (gates * n + n + e) * b
+                    + t * m.n_expert * 4
+                    + t * (m.n_ff_shexp.div_ceil(tp)) * (gates + 1) * b
+            }
+            _ => 0,
+        };
+        layer_peak = layer_peak.max(attn.max(ffn));
+    }
+    let forward = residual + layer_peak;
+    let sampler = if p.is_last_stage {
+        let num_reqs = t.min(p.max_num_seqs);
+        // the sampled rows of hidden state stay alive; logits are [num_reqs, vocab]
+        residual / 2 + num_reqs * spec.n_vocab * SAMPLER_BYTES_PER_ELEM
+    } else {
+        0
+    };
+    let non_torch = NON_TORCH_BYTES + if tp > 1 { NON_TORCH_TP_BYTES } else { 0 };
+    let cuda_graph_bytes = if p.cuda_graphs {
+        // capture sizes [1, 2, 4, 8, 16, ...] up to min(2·max_num_seqs, 512)
+        // (vllm/config/compilation.py default max_cudagraph_capture_size)
+        let max_capture = (2 * p.max_num_seqs).clamp(1, 512).min(t.max(1));
+        let n_layers = layers.end - layers.start;
+        (GRAPH_POOL_FACTOR * (n_layers * max_capture * e * 2) as f64) as u64
+    } else {
+        0
+    };
+    Profile {
+        activation_bytes: forward.max(sampler),
+        non_torch_bytes: non_torch,
+        cuda_graph_bytes,
+    }
+}
