@@ -282,3 +282,71 @@ fn predicted_gpu_model_buffers_match_real_logs() {
     }
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// The load log's `file size = X GiB (Y BPW)` line is the sum of every tensor's bytes
+/// (llama-model-loader `n_bytes`) and `model params = Z B` the sum of their elements; both
+/// printed with two decimals. (case id in both dev files, quant, imatrix)
+const WHOLE_FILES: &[(&str, &str, bool)] = &[
+    ("arch_pr370_glmz1_32b_iq4xs_ctx32k_fa", "IQ4_XS", true),
+    ("arch_d357_qwen3_235b_q6k_2x3090_ot_q8kv", "Q6_K", false),
+    ("arch_d562_llama31_8b_q4_0_vulkan_ctx16k_fa_ub1024", "Q4_0", false),
+    ("arch_i514_qwen3_30b_a3b_q4km_2gpu_exps_cpu_nofa_ctx16k", "Q4_K_M", false),
+    ("ci_v100_pythia2.8b_q6_k_ctx2048", "Q6_K", false),
+    ("ci_v100_pythia2.8b_q5_0_ctx2048", "Q5_0", false),
+    ("ci_v100_pythia2.8b_f16_ctx2048", "F16", false),
+    ("code_llama3_8b_korean_bllossom_q4km_rtx3070_ctx512", "Q4_K_M", false),
+    ("code_gemma3_1b_q8_0_vulkan_ctx8192_pre_iswa", "Q8_0", false),
+];
+
+/// "16.38 GiB (4.32 BPW)" -> bytes and resolution; "999.89 M" -> elements and resolution
+fn printed(text: &str) -> Option<(f64, f64)> {
+    let mut it = text.split_whitespace();
+    let num: f64 = it.next()?.parse().ok()?;
+    let unit = match it.next()? {
+        "GiB" => MIB * 1024.0,
+        "MiB" => MIB,
+        "B" => 1e9,
+        "M" => 1e6,
+        _ => return None,
+    };
+    Some((num * unit, 0.01 * unit))
+}
+
+#[test]
+fn whole_files_match_printed_size_and_params() {
+    let Some(records) = shared_cases() else {
+        return;
+    };
+    let logs_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/dev/llamacpp_logs.dev.jsonl");
+    let Ok(logs) = std::fs::read_to_string(logs_path) else {
+        println!("SKIP: {logs_path} not found");
+        return;
+    };
+    let logs: Vec<Value> = logs.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut failures = Vec::new();
+    for (id, quant, imatrix) in WHOLE_FILES {
+        let rec = records.iter().find(|r| r["id"] == *id).expect("case present");
+        let log = logs.iter().find(|r| r["id"] == *id).expect("log present");
+        let spec = spec_from_config(id, &rec["config"]).unwrap();
+        let set = predict(&synthesize(&spec, GgmlType::F16), &spec, FileType::parse(quant).unwrap().ftype, *imatrix);
+        let (size, size_res) = printed(log["model"]["file_size"].as_str().unwrap()).unwrap();
+        let (params, params_res) = printed(log["model"]["params"].as_str().unwrap()).unwrap();
+        let bytes = set.total_bytes() as f64;
+        let elems = set.total_elems() as f64;
+        println!(
+            "{id:<58} {quant:<7} size {:.4} GiB (printed {:.2}, error {:+.4}%), params {:.4e} (printed {:.4e})",
+            bytes / MIB / 1024.0,
+            size / MIB / 1024.0,
+            100.0 * (bytes - size) / size,
+            elems,
+            params
+        );
+        if (bytes - size).abs() > size_res / 2.0 + 1.0 {
+            failures.push(format!("{id}: size {bytes} vs printed {size}"));
+        }
+        if (elems - params).abs() > params_res / 2.0 + 1.0 {
+            failures.push(format!("{id}: params {elems} vs printed {params}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
