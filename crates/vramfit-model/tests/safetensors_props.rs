@@ -13,7 +13,10 @@ fn valid_file() -> Vec<u8> {
 }
 
 fn read(data: Vec<u8>) {
-    if let Ok(h) = read_safetensors_header(&MemSource { data, label: "fuzz".into() }) {
+    if let Ok(h) = read_safetensors_header(&MemSource {
+        data,
+        label: "fuzz".into(),
+    }) {
         let set = h.to_weight_set();
         let _ = logical_params(&set);
         let _ = set.total_bytes();

@@ -11,7 +11,9 @@ use vramfit_model::source::{FileSource, MemSource};
 use vramfit_model::TensorDtype;
 
 fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/safetensors_fixtures").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/safetensors_fixtures")
+        .join(rel)
 }
 
 fn header_of(rel: &str) -> vramfit_model::safetensors::SafetensorsHeader {
@@ -22,13 +24,20 @@ fn header_of(rel: &str) -> vramfit_model::safetensors::SafetensorsHeader {
 fn single_file_written_by_python_safetensors() {
     let h = header_of("single/model.safetensors");
     assert_eq!(h.metadata.get("format").map(String::as_str), Some("pt"));
-    assert_eq!(h.metadata.get("producer").map(String::as_str), Some("vramfit fixtures"));
+    assert_eq!(
+        h.metadata.get("producer").map(String::as_str),
+        Some("vramfit fixtures")
+    );
     assert_eq!(h.tensors.len(), 15);
     assert!(h.issues.is_empty(), "{:?}", h.issues);
     // the data section is exactly the tensors, back to back
     assert_eq!(h.data_start() + h.tensor_bytes(), h.file_len.unwrap());
-    let dtypes: std::collections::BTreeSet<&str> = h.tensors.iter().map(|t| t.dtype.as_str()).collect();
-    assert_eq!(dtypes.into_iter().collect::<Vec<_>>(), ["BOOL", "F16", "F32", "F64", "I64"]);
+    let dtypes: std::collections::BTreeSet<&str> =
+        h.tensors.iter().map(|t| t.dtype.as_str()).collect();
+    assert_eq!(
+        dtypes.into_iter().collect::<Vec<_>>(),
+        ["BOOL", "F16", "F32", "F64", "I64"]
+    );
     for t in &h.tensors {
         assert_eq!(Some(t.bytes()), t.expected_bytes(), "{}", t.name);
     }
@@ -54,7 +63,10 @@ fn sharded_checkpoint_with_index() {
     assert_eq!(ckpt.weights.tensors.len(), 1 + 9 + 9 + 1 + 1);
     let per_shard: u64 = ckpt.shards.iter().map(|s| s.tensor_bytes).sum();
     assert_eq!(per_shard, ckpt.weights.total_bytes());
-    assert_eq!(ckpt.weights.get("lm_head.weight").unwrap().bytes, 256 * 64 * 4);
+    assert_eq!(
+        ckpt.weights.get("lm_head.weight").unwrap().bytes,
+        256 * 64 * 4
+    );
     assert_eq!(ckpt.metadata.get("format").map(String::as_str), Some("pt"));
     // the same through the index path and through one shard file
     let via_index = read_checkpoint(&fixture("sharded/model.safetensors.index.json")).unwrap();
@@ -66,7 +78,10 @@ fn sharded_checkpoint_with_index() {
 #[test]
 fn index_that_disagrees_with_shards_is_reported() {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors"] {
+    for f in [
+        "model-00001-of-00003.safetensors",
+        "model-00002-of-00003.safetensors",
+    ] {
         std::fs::copy(fixture("sharded").join(f), dir.path().join(f)).unwrap();
     }
     let index = r#"{"metadata": {"total_size": 5}, "weight_map": {
@@ -75,15 +90,24 @@ fn index_that_disagrees_with_shards_is_reported() {
     std::fs::write(dir.path().join("model.safetensors.index.json"), index).unwrap();
     let ckpt = read_checkpoint_dir(dir.path()).unwrap();
     let all = ckpt.issues.join("\n");
-    assert!(all.contains("puts tensor 'model.embed_tokens.weight' in model-00002"), "{all}");
-    assert!(all.contains("'model.norm.weight' in model-00002-of-00003.safetensors is not in the index"), "{all}");
+    assert!(
+        all.contains("puts tensor 'model.embed_tokens.weight' in model-00002"),
+        "{all}"
+    );
+    assert!(
+        all.contains("'model.norm.weight' in model-00002-of-00003.safetensors is not in the index"),
+        "{all}"
+    );
     assert!(all.contains("first: 'ghost.weight'"), "{all}");
     assert!(all.contains("total_size is 5 bytes"), "{all}");
 
     // a shard the index names but that is missing: one-line error naming the file
     std::fs::remove_file(dir.path().join("model-00002-of-00003.safetensors")).unwrap();
     let err = read_checkpoint_dir(dir.path()).unwrap_err().to_string();
-    assert!(err.contains("model-00002-of-00003.safetensors") && !err.contains('\n'), "{err}");
+    assert!(
+        err.contains("model-00002-of-00003.safetensors") && !err.contains('\n'),
+        "{err}"
+    );
 }
 
 #[test]
@@ -97,15 +121,28 @@ fn directory_without_checkpoint_is_a_clear_error() {
 fn broken_files_are_flagged_or_refused() {
     let h = header_of("broken/mismatch.safetensors");
     assert_eq!(h.issues.len(), 1, "{:?}", h.issues);
-    assert!(h.issues[0].contains("tensor 'b' holds 8 bytes but shape [3] × F16 needs 6"), "{}", h.issues[0]);
+    assert!(
+        h.issues[0].contains("tensor 'b' holds 8 bytes but shape [3] × F16 needs 6"),
+        "{}",
+        h.issues[0]
+    );
 
-    let err = read_safetensors_header(&FileSource::open(&fixture("broken/truncated.safetensors")).unwrap()).unwrap_err();
-    assert!(matches!(err, StError::TensorPastEnd { ref tensor, .. } if tensor == "b"), "{err}");
+    let err = read_safetensors_header(
+        &FileSource::open(&fixture("broken/truncated.safetensors")).unwrap(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, StError::TensorPastEnd { ref tensor, .. } if tensor == "b"),
+        "{err}"
+    );
     assert!(err.to_string().contains("truncated"));
 }
 
 fn mem(bytes: Vec<u8>) -> MemSource {
-    MemSource { data: bytes, label: "mem.safetensors".into() }
+    MemSource {
+        data: bytes,
+        label: "mem.safetensors".into(),
+    }
 }
 
 fn with_header(json: &str, data: usize) -> Vec<u8> {
@@ -119,26 +156,61 @@ fn with_header(json: &str, data: usize) -> Vec<u8> {
 fn malformed_headers_are_one_line_errors() {
     let cases: Vec<(Vec<u8>, &str)> = vec![
         (vec![1, 2, 3], "too short"),
-        (u64::MAX.to_le_bytes().to_vec(), "exceeds the 100000000-byte limit"),
-        (100u64.to_le_bytes().into_iter().chain(*b"{}").collect(), "runs past the end"),
-        (with_header("[1,2]", 0), "not a JSON object"),
-        (with_header(r#"{"a":{"dtype":"F32","shape":[1]}}"#, 0), "tensor 'a' has a malformed entry"),
-        (with_header(r#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}}"#, 8), "ends (byte 0) before it begins"),
-        (with_header(r#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#, 2), "past the end"),
-        (with_header(r#"{"__metadata__":[1]}"#, 0), "`__metadata__` is not a JSON object"),
         (
-            with_header(r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}"#, 8),
+            u64::MAX.to_le_bytes().to_vec(),
+            "exceeds the 100000000-byte limit",
+        ),
+        (
+            100u64.to_le_bytes().into_iter().chain(*b"{}").collect(),
+            "runs past the end",
+        ),
+        (with_header("[1,2]", 0), "not a JSON object"),
+        (
+            with_header(r#"{"a":{"dtype":"F32","shape":[1]}}"#, 0),
+            "tensor 'a' has a malformed entry",
+        ),
+        (
+            with_header(
+                r#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}}"#,
+                8,
+            ),
+            "ends (byte 0) before it begins",
+        ),
+        (
+            with_header(
+                r#"{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}"#,
+                2,
+            ),
+            "past the end",
+        ),
+        (
+            with_header(r#"{"__metadata__":[1]}"#, 0),
+            "`__metadata__` is not a JSON object",
+        ),
+        (
+            with_header(
+                r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}"#,
+                8,
+            ),
             "tensors 'a' and 'b' overlap",
         ),
         (
-            with_header(r#"{"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}}"#, 4),
+            with_header(
+                r#"{"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,4]}}"#,
+                4,
+            ),
             "cannot fit in 4 bytes",
         ),
     ];
     for (bytes, want) in cases {
-        let err = read_safetensors_header(&mem(bytes)).unwrap_err().to_string();
+        let err = read_safetensors_header(&mem(bytes))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(want), "wanted '{want}' in: {err}");
-        assert!(err.starts_with("mem.safetensors") && !err.contains('\n'), "{err}");
+        assert!(
+            err.starts_with("mem.safetensors") && !err.contains('\n'),
+            "{err}"
+        );
     }
 }
 
@@ -148,10 +220,26 @@ fn unknown_dtype_and_gaps_are_issues_not_errors() {
                   "b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]},
                   "__metadata__":{"n":3}}"#;
     let h = read_safetensors_header(&mem(with_header(json, 12))).unwrap();
-    assert_eq!(h.tensors.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+    assert_eq!(
+        h.tensors
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>(),
+        ["a", "b"]
+    );
     assert_eq!(h.metadata.get("n").map(String::as_str), Some("3"));
-    assert!(h.issues.iter().any(|i| i.contains("'F3_WEIRD', unknown")), "{:?}", h.issues);
-    assert!(h.issues.iter().any(|i| i.contains("gap of 4 bytes before tensor 'b'")), "{:?}", h.issues);
+    assert!(
+        h.issues.iter().any(|i| i.contains("'F3_WEIRD', unknown")),
+        "{:?}",
+        h.issues
+    );
+    assert!(
+        h.issues
+            .iter()
+            .any(|i| i.contains("gap of 4 bytes before tensor 'b'")),
+        "{:?}",
+        h.issues
+    );
     assert_eq!(h.tensor_bytes(), 8);
 }
 
@@ -159,10 +247,21 @@ fn set_of(rel: &str) -> vramfit_model::WeightSet {
     read_checkpoint(&fixture(rel)).unwrap().weights
 }
 
-fn scheme_and_role(set: &vramfit_model::WeightSet, name: &str) -> (Option<QuantScheme>, TensorRole, u64) {
+fn scheme_and_role(
+    set: &vramfit_model::WeightSet,
+    name: &str,
+) -> (Option<QuantScheme>, TensorRole, u64) {
     let classes = classify(set, None);
-    let i = set.tensors.iter().position(|t| t.name == name).unwrap_or_else(|| panic!("no {name}"));
-    (classes[i].scheme, classes[i].role, classes[i].logical_params)
+    let i = set
+        .tensors
+        .iter()
+        .position(|t| t.name == name)
+        .unwrap_or_else(|| panic!("no {name}"));
+    (
+        classes[i].scheme,
+        classes[i].role,
+        classes[i].logical_params,
+    )
 }
 
 #[test]
@@ -180,9 +279,17 @@ fn awq_packs_eight_weights_per_i32_along_the_output_dim() {
     );
     let s = quant_summary(&set, None);
     assert_eq!(s.schemes, vec![QuantScheme::Awq]);
-    let aux = s.roles.iter().find(|r| r.role == TensorRole::QuantAux).unwrap();
+    let aux = s
+        .roles
+        .iter()
+        .find(|r| r.role == TensorRole::QuantAux)
+        .unwrap();
     assert_eq!(aux.tensors, 4);
-    let emb = s.roles.iter().find(|r| r.role == TensorRole::Embedding).unwrap();
+    let emb = s
+        .roles
+        .iter()
+        .find(|r| r.role == TensorRole::Embedding)
+        .unwrap();
     assert_eq!((emb.tensors, emb.logical_params), (2, 2 * 16384));
     assert_eq!(s.bytes, set.total_bytes());
 }
@@ -195,7 +302,10 @@ fn gptq_packs_along_the_input_dim_and_keeps_g_idx_apart() {
         scheme_and_role(&set, "model.layers.0.self_attn.q_proj.qweight"),
         (Some(QuantScheme::Gptq), TensorRole::Weight, 4096)
     );
-    assert_eq!(scheme_and_role(&set, "model.layers.0.self_attn.q_proj.g_idx").2, 0);
+    assert_eq!(
+        scheme_and_role(&set, "model.layers.0.self_attn.q_proj.g_idx").2,
+        0
+    );
 }
 
 #[test]
@@ -223,9 +333,14 @@ fn nvfp4_compressed_tensors_two_values_per_byte() {
         (Some(QuantScheme::Nvfp4), TensorRole::Weight, 8192)
     );
     // group-16 F8_E4M3 scales: 64 × 128/16 bytes
-    let sc = set.get("model.layers.0.mlp.down_proj.weight_scale").unwrap();
+    let sc = set
+        .get("model.layers.0.mlp.down_proj.weight_scale")
+        .unwrap();
     assert_eq!(sc.bytes, 64 * 8);
-    assert_eq!(scheme_and_role(&set, "model.layers.0.mlp.down_proj.weight_scale").0, Some(QuantScheme::Nvfp4));
+    assert_eq!(
+        scheme_and_role(&set, "model.layers.0.mlp.down_proj.weight_scale").0,
+        Some(QuantScheme::Nvfp4)
+    );
 }
 
 #[test]
@@ -237,7 +352,10 @@ fn mxfp4_gpt_oss_blocks_hold_32_values_per_16_bytes() {
         scheme_and_role(&set, "model.layers.0.mlp.experts.gate_up_proj_scales"),
         (Some(QuantScheme::Mxfp4), TensorRole::QuantAux, 0)
     );
-    assert_eq!(scheme_and_role(&set, "model.layers.0.mlp.experts.down_proj_blocks").2, 8192);
+    assert_eq!(
+        scheme_and_role(&set, "model.layers.0.mlp.experts.down_proj_blocks").2,
+        8192
+    );
 }
 
 #[test]
@@ -246,7 +364,11 @@ fn bitsandbytes_nf4_state_is_not_parameters() {
     assert_eq!(logical_params(&set), 64 * 128 + 64);
     let s = quant_summary(&set, None);
     assert_eq!(s.schemes, vec![QuantScheme::BitsAndBytes4bit]);
-    let aux = s.roles.iter().find(|r| r.role == TensorRole::QuantAux).unwrap();
+    let aux = s
+        .roles
+        .iter()
+        .find(|r| r.role == TensorRole::QuantAux)
+        .unwrap();
     assert_eq!(aux.tensors, 5);
 }
 

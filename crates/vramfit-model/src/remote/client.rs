@@ -31,11 +31,16 @@ impl HubConfig {
 
     /// Settings from any variable lookup (tests pass a map).
     pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> HubConfig {
-        let non_empty = |k: &str| get(k).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let non_empty = |k: &str| {
+            get(k)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
         let endpoint = non_empty("HF_ENDPOINT").unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
         // huggingface_hub `constants.py` `_is_true`: "1", "ON", "YES", "TRUE", any case.
-        let offline = non_empty("HF_HUB_OFFLINE")
-            .is_some_and(|v| matches!(v.to_ascii_uppercase().as_str(), "1" | "ON" | "YES" | "TRUE"));
+        let offline = non_empty("HF_HUB_OFFLINE").is_some_and(|v| {
+            matches!(v.to_ascii_uppercase().as_str(), "1" | "ON" | "YES" | "TRUE")
+        });
         HubConfig {
             endpoint: endpoint.trim_end_matches('/').to_string(),
             token: non_empty("HF_TOKEN").or_else(|| non_empty("HUGGING_FACE_HUB_TOKEN")),
@@ -47,12 +52,19 @@ impl HubConfig {
     /// percent-encoded as the Hub expects.
     pub fn file_url(&self, repo: &str, revision: &str, file: &str) -> String {
         let rev = revision.replace('/', "%2F");
-        format!("{}/{}/resolve/{}/{}", self.endpoint, repo, rev, file.trim_start_matches('/'))
+        format!(
+            "{}/{}/resolve/{}/{}",
+            self.endpoint,
+            repo,
+            rev,
+            file.trim_start_matches('/')
+        )
     }
 
     /// Whether `url` is on the Hub endpoint (so it may carry the token).
     fn is_hub(&self, url: &str) -> bool {
-        url.strip_prefix(&self.endpoint).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        url.strip_prefix(&self.endpoint)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     }
 }
 
@@ -75,7 +87,10 @@ impl HubClient {
             .max_redirects(10)
             .user_agent(concat!("vramfit/", env!("CARGO_PKG_VERSION")))
             .build();
-        HubClient { config, agent: ureq::Agent::new_with_config(agent_config) }
+        HubClient {
+            config,
+            agent: ureq::Agent::new_with_config(agent_config),
+        }
     }
 
     pub fn from_env() -> HubClient {
@@ -84,14 +99,22 @@ impl HubClient {
 
     /// One GET, with `Range: bytes=first-last` when asked. Returns the response only for 2xx
     /// and 416 (the caller reads Content-Range); everything else becomes a [`RemoteError`].
-    pub(crate) fn get(&self, url: &str, range: Option<(u64, u64)>) -> Result<Response<Body>, RemoteError> {
+    pub(crate) fn get(
+        &self,
+        url: &str,
+        range: Option<(u64, u64)>,
+    ) -> Result<Response<Body>, RemoteError> {
         if self.config.offline {
-            return Err(RemoteError::Offline { url: url.to_string() });
+            return Err(RemoteError::Offline {
+                url: url.to_string(),
+            });
         }
         let mut req = self.agent.get(url);
         if let Some((first, last)) = range {
             // identity: a compressed body would make byte ranges meaningless
-            req = req.header("Range", &format!("bytes={first}-{last}")).header("Accept-Encoding", "identity");
+            req = req
+                .header("Range", &format!("bytes={first}-{last}"))
+                .header("Accept-Encoding", "identity");
         }
         if let (Some(token), true) = (&self.config.token, self.config.is_hub(url)) {
             req = req.header("Authorization", &format!("Bearer {token}"));
@@ -100,8 +123,13 @@ impl HubClient {
         let status = resp.status().as_u16();
         match status {
             200..=299 | 416 => Ok(resp),
-            401 | 403 => Err(RemoteError::Unauthorized { url: url.to_string(), status }),
-            404 => Err(RemoteError::NotFound { url: url.to_string() }),
+            401 | 403 => Err(RemoteError::Unauthorized {
+                url: url.to_string(),
+                status,
+            }),
+            404 => Err(RemoteError::NotFound {
+                url: url.to_string(),
+            }),
             _ => Err(RemoteError::Status {
                 url: url.to_string(),
                 status,
@@ -114,20 +142,34 @@ impl HubClient {
     pub fn fetch_small(&self, url: &str, cap: u64) -> Result<Vec<u8>, RemoteError> {
         let resp = self.get(url, None)?;
         if resp.status().as_u16() != 200 {
-            return Err(bad_response(url, format!("expected HTTP 200, got {}", resp.status().as_u16())));
+            return Err(bad_response(
+                url,
+                format!("expected HTTP 200, got {}", resp.status().as_u16()),
+            ));
         }
         let declared = content_length(&resp);
         if let Some(size) = declared.filter(|&n| n > cap) {
-            return Err(RemoteError::TooLarge { url: url.to_string(), size, cap });
+            return Err(RemoteError::TooLarge {
+                url: url.to_string(),
+                size,
+                cap,
+            });
         }
         let mut out = Vec::new();
         resp.into_body()
             .into_reader()
             .take(cap + 1)
             .read_to_end(&mut out)
-            .map_err(|e| RemoteError::Network { url: url.to_string(), message: e.to_string() })?;
+            .map_err(|e| RemoteError::Network {
+                url: url.to_string(),
+                message: e.to_string(),
+            })?;
         if out.len() as u64 > cap {
-            return Err(RemoteError::TooLarge { url: url.to_string(), size: out.len() as u64, cap });
+            return Err(RemoteError::TooLarge {
+                url: url.to_string(),
+                size: out.len() as u64,
+                cap,
+            });
         }
         Ok(out)
     }
@@ -139,7 +181,12 @@ impl HubClient {
         let url = if revision == "main" {
             format!("{}/api/models/{}", self.config.endpoint, repo)
         } else {
-            format!("{}/api/models/{}/revision/{}", self.config.endpoint, repo, revision.replace('/', "%2F"))
+            format!(
+                "{}/api/models/{}/revision/{}",
+                self.config.endpoint,
+                repo,
+                revision.replace('/', "%2F")
+            )
         };
         let body = self.fetch_small(&url, SMALL_FILE_CAP)?;
         let info: serde_json::Value = serde_json::from_slice(&body)
@@ -148,16 +195,28 @@ impl HubClient {
             .get("siblings")
             .and_then(|s| s.as_array())
             .ok_or_else(|| bad_response(&url, "model info has no `siblings` list".to_string()))?;
-        Ok(siblings.iter().filter_map(|s| s.get("rfilename")?.as_str().map(str::to_string)).collect())
+        Ok(siblings
+            .iter()
+            .filter_map(|s| s.get("rfilename")?.as_str().map(str::to_string))
+            .collect())
     }
 }
 
 pub(crate) fn bad_response(url: &str, message: String) -> RemoteError {
-    RemoteError::BadResponse { url: url.to_string(), message }
+    RemoteError::BadResponse {
+        url: url.to_string(),
+        message,
+    }
 }
 
 pub(crate) fn content_length(resp: &Response<Body>) -> Option<u64> {
-    resp.headers().get("content-length")?.to_str().ok()?.trim().parse().ok()
+    resp.headers()
+        .get("content-length")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 fn network_error(url: &str, e: ureq::Error) -> RemoteError {
@@ -168,7 +227,10 @@ fn network_error(url: &str, e: ureq::Error) -> RemoteError {
         ureq::Error::TooManyRedirects => "too many redirects".to_string(),
         other => other.to_string(),
     };
-    RemoteError::Network { url: url.to_string(), message }
+    RemoteError::Network {
+        url: url.to_string(),
+        message,
+    }
 }
 
 #[cfg(test)]
@@ -177,7 +239,10 @@ mod tests {
     use std::collections::HashMap;
 
     fn cfg(vars: &[(&str, &str)]) -> HubConfig {
-        let m: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let m: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         HubConfig::from_vars(|k| m.get(k).cloned())
     }
 
@@ -187,11 +252,19 @@ mod tests {
         assert_eq!(c.endpoint, "https://huggingface.co");
         assert_eq!(c.token, None);
         assert!(!c.offline);
-        let c = cfg(&[("HF_ENDPOINT", "https://hf-mirror.com/"), ("HUGGING_FACE_HUB_TOKEN", "old"), ("HF_HUB_OFFLINE", "yes")]);
+        let c = cfg(&[
+            ("HF_ENDPOINT", "https://hf-mirror.com/"),
+            ("HUGGING_FACE_HUB_TOKEN", "old"),
+            ("HF_HUB_OFFLINE", "yes"),
+        ]);
         assert_eq!(c.endpoint, "https://hf-mirror.com");
         assert_eq!(c.token.as_deref(), Some("old"));
         assert!(c.offline);
-        let c = cfg(&[("HF_TOKEN", "new"), ("HUGGING_FACE_HUB_TOKEN", "old"), ("HF_HUB_OFFLINE", "0")]);
+        let c = cfg(&[
+            ("HF_TOKEN", "new"),
+            ("HUGGING_FACE_HUB_TOKEN", "old"),
+            ("HF_HUB_OFFLINE", "0"),
+        ]);
         assert_eq!(c.token.as_deref(), Some("new"));
         assert!(!c.offline);
     }
@@ -203,7 +276,10 @@ mod tests {
             c.file_url("Qwen/Qwen3-8B", "main", "config.json"),
             "https://huggingface.co/Qwen/Qwen3-8B/resolve/main/config.json"
         );
-        assert_eq!(c.file_url("a/b", "refs/pr/3", "x/y.json"), "https://huggingface.co/a/b/resolve/refs%2Fpr%2F3/x/y.json");
+        assert_eq!(
+            c.file_url("a/b", "refs/pr/3", "x/y.json"),
+            "https://huggingface.co/a/b/resolve/refs%2Fpr%2F3/x/y.json"
+        );
         assert!(c.is_hub("https://huggingface.co/a/b"));
         assert!(!c.is_hub("https://huggingface.co.evil.example/a"));
         assert!(!c.is_hub("https://cdn-lfs.hf.co/a"));

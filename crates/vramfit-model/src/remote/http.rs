@@ -51,10 +51,16 @@ impl HttpSource {
         match resp.status().as_u16() {
             206 => {
                 let (start, total) = content_range(&resp).ok_or_else(|| {
-                    bad_response(url, "a 206 answer without a usable Content-Range".to_string())
+                    bad_response(
+                        url,
+                        "a 206 answer without a usable Content-Range".to_string(),
+                    )
                 })?;
                 if start != 0 {
-                    return Err(bad_response(url, format!("asked for byte 0, got byte {start}")));
+                    return Err(bad_response(
+                        url,
+                        format!("asked for byte 0, got byte {start}"),
+                    ));
                 }
                 src.len = total;
                 src.prefix = src.read_body(resp, 0, OPEN_PREFETCH)?;
@@ -67,8 +73,14 @@ impl HttpSource {
             }
             other => return Err(bad_response(url, format!("unexpected HTTP {other}"))),
         }
-        if src.len.is_some_and(|len| (src.prefix.len() as u64) < len.min(OPEN_PREFETCH)) {
-            return Err(bad_response(url, format!("the answer ended after {} bytes", src.prefix.len())));
+        if src
+            .len
+            .is_some_and(|len| (src.prefix.len() as u64) < len.min(OPEN_PREFETCH))
+        {
+            return Err(bad_response(
+                url,
+                format!("the answer ended after {} bytes", src.prefix.len()),
+            ));
         }
         Ok(src)
     }
@@ -83,18 +95,35 @@ impl HttpSource {
     }
 
     fn request(&self, range: Option<(u64, u64)>) -> Result<Response<Body>, RemoteError> {
-        self.stats.lock().unwrap_or_else(|p| p.into_inner()).round_trips += 1;
+        self.stats
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .round_trips += 1;
         self.client.get(&self.url, range)
     }
 
     /// Read up to `want` bytes after skipping `skip`, then drop the connection.
-    fn read_body(&self, resp: Response<Body>, skip: u64, want: u64) -> Result<Vec<u8>, RemoteError> {
-        let net = |e: io::Error| RemoteError::Network { url: self.url.clone(), message: e.to_string() };
+    fn read_body(
+        &self,
+        resp: Response<Body>,
+        skip: u64,
+        want: u64,
+    ) -> Result<Vec<u8>, RemoteError> {
+        let net = |e: io::Error| RemoteError::Network {
+            url: self.url.clone(),
+            message: e.to_string(),
+        };
         let mut reader = resp.into_body().into_reader();
         let skipped = io::copy(&mut (&mut reader).take(skip), &mut io::sink()).map_err(net)?;
         let mut out = Vec::with_capacity(want.min(OPEN_PREFETCH * 16) as usize);
-        (&mut reader).take(want).read_to_end(&mut out).map_err(net)?;
-        self.stats.lock().unwrap_or_else(|p| p.into_inner()).bytes_fetched += skipped + out.len() as u64;
+        (&mut reader)
+            .take(want)
+            .read_to_end(&mut out)
+            .map_err(net)?;
+        self.stats
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .bytes_fetched += skipped + out.len() as u64;
         if skipped < skip {
             return Ok(Vec::new());
         }
@@ -127,7 +156,11 @@ impl HttpSource {
         if (got.len() as u64) < want {
             return Err(bad_response(
                 &self.url,
-                format!("bytes {offset}..{} asked, {} received (file shorter than expected?)", offset + want, got.len()),
+                format!(
+                    "bytes {offset}..{} asked, {} received (file shorter than expected?)",
+                    offset + want,
+                    got.len()
+                ),
             ));
         }
         buf.copy_from_slice(&got);
@@ -141,7 +174,10 @@ impl ByteSource for HttpSource {
             .checked_add(buf.len() as u64)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "offset overflows"))?;
         if self.len.is_some_and(|len| end > len) {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "read past the end of the file"));
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "read past the end of the file",
+            ));
         }
         // serve what the prefix holds, fetch the rest
         let from_prefix = if offset < self.prefix.len() as u64 {
@@ -154,7 +190,8 @@ impl ByteSource for HttpSource {
         if from_prefix == buf.len() {
             return Ok(());
         }
-        self.fetch(offset + from_prefix as u64, &mut buf[from_prefix..]).map_err(io::Error::other)
+        self.fetch(offset + from_prefix as u64, &mut buf[from_prefix..])
+            .map_err(io::Error::other)
     }
 
     fn len(&self) -> Option<u64> {

@@ -44,17 +44,25 @@ pub enum RemoteError {
     Offline { url: String },
     #[error("{url}: HTTP {status}: access denied; set HF_TOKEN (or HUGGING_FACE_HUB_TOKEN) or accept the model's license on its Hub page")]
     Unauthorized { url: String, status: u16 },
-    #[error("{url}: HTTP 404: the file or repo is not there; check the repo id, revision and file name")]
+    #[error(
+        "{url}: HTTP 404: the file or repo is not there; check the repo id, revision and file name"
+    )]
     NotFound { url: String },
     #[error("{url}: HTTP {status} {reason}")]
-    Status { url: String, status: u16, reason: String },
+    Status {
+        url: String,
+        status: u16,
+        reason: String,
+    },
     #[error("{url}: network error: {message}; check the connection, or set HF_HUB_OFFLINE=1 and use a local copy")]
     Network { url: String, message: String },
     #[error("{url}: the server sent a response vramfit cannot use: {message}")]
     BadResponse { url: String, message: String },
     #[error("{url}: larger than the {cap}-byte cap for small files ({size} bytes)")]
     TooLarge { url: String, size: u64, cap: u64 },
-    #[error("'{repo}' is not a Hub repo id: write it as ORG/NAME (letters, digits, '-', '_', '.')")]
+    #[error(
+        "'{repo}' is not a Hub repo id: write it as ORG/NAME (letters, digits, '-', '_', '.')"
+    )]
     BadRepoId { repo: String },
 }
 
@@ -87,13 +95,16 @@ pub fn check_repo_id(repo: &str) -> Result<(), RemoteError> {
             && p.len() <= 96
             && !p.starts_with(['.', '-'])
             && !p.contains("..")
-            && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
     };
     let parts: Vec<&str> = repo.split('/').collect();
     if parts.len() <= 2 && parts.iter().all(|p| ok_part(p)) {
         Ok(())
     } else {
-        Err(RemoteError::BadRepoId { repo: repo.to_string() })
+        Err(RemoteError::BadRepoId {
+            repo: repo.to_string(),
+        })
     }
 }
 

@@ -60,9 +60,15 @@ struct Index {
 }
 
 fn parse_index(file: &str, bytes: &[u8]) -> Result<Index, StError> {
-    let bad = |message: String| StError::BadIndex { file: file.to_string(), message };
-    let raw: RawIndex = serde_json::from_slice(bytes)
-        .map_err(|e| bad(format!("not a safetensors index (expected {{\"weight_map\": {{...}}}}): {e}")))?;
+    let bad = |message: String| StError::BadIndex {
+        file: file.to_string(),
+        message,
+    };
+    let raw: RawIndex = serde_json::from_slice(bytes).map_err(|e| {
+        bad(format!(
+            "not a safetensors index (expected {{\"weight_map\": {{...}}}}): {e}"
+        ))
+    })?;
     for shard in raw.weight_map.values() {
         check_shard_name(shard).map_err(&bad)?;
     }
@@ -74,8 +80,14 @@ fn parse_index(file: &str, bytes: &[u8]) -> Result<Index, StError> {
         .metadata
         .as_ref()
         .and_then(|m| m.get("total_size"))
-        .and_then(|v| v.as_u64().or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)));
-    Ok(Index { total_size, weight_map: raw.weight_map })
+        .and_then(|v| {
+            v.as_u64()
+                .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+        });
+    Ok(Index {
+        total_size,
+        weight_map: raw.weight_map,
+    })
 }
 
 /// A shard name must stay inside the checkpoint: relative, no `..`, no backslashes.
@@ -84,11 +96,15 @@ fn check_shard_name(name: &str) -> Result<(), String> {
         && !name.starts_with('/')
         && !name.contains('\\')
         && !name.contains(':')
-        && name.split('/').all(|c| !c.is_empty() && c != ".." && c != ".");
+        && name
+            .split('/')
+            .all(|c| !c.is_empty() && c != ".." && c != ".");
     if ok {
         Ok(())
     } else {
-        Err(format!("shard file name '{name}' is not a plain relative file name"))
+        Err(format!(
+            "shard file name '{name}' is not a plain relative file name"
+        ))
     }
 }
 
@@ -97,7 +113,10 @@ pub fn read_checkpoint(path: &Path) -> Result<Checkpoint, StError> {
     if path.is_dir() {
         return read_checkpoint_dir(path);
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
     let dir = path.parent().unwrap_or(Path::new("."));
     let location = dir.display().to_string();
     let open_local = |f: &str| open_file(&dir.join(f));
@@ -117,11 +136,20 @@ pub fn read_checkpoint_dir(dir: &Path) -> Result<Checkpoint, StError> {
     let open_local = |f: &str| open_file(&dir.join(f));
     let index_path = dir.join(INDEX_FILE);
     if index_path.is_file() {
-        let index = parse_index(&index_path.display().to_string(), &read_local_small(&index_path)?)?;
+        let index = parse_index(
+            &index_path.display().to_string(),
+            &read_local_small(&index_path)?,
+        )?;
         return merge_shards(&location, Some(index), Vec::new(), open_local, drop);
     }
     if dir.join(SINGLE_FILE).is_file() {
-        return merge_shards(&location, None, vec![SINGLE_FILE.to_string()], open_local, drop);
+        return merge_shards(
+            &location,
+            None,
+            vec![SINGLE_FILE.to_string()],
+            open_local,
+            drop,
+        );
     }
     let entries = std::fs::read_dir(dir).map_err(|e| StError::io(&location, &e))?;
     let mut files: Vec<String> = entries
@@ -183,7 +211,11 @@ pub fn read_checkpoint_url(client: &HubClient, url: &str) -> Result<Checkpoint, 
 }
 
 /// Read a Hub repo's checkpoint at `revision` by range requests.
-pub fn read_checkpoint_hub(client: &HubClient, repo: &str, revision: &str) -> Result<Checkpoint, StError> {
+pub fn read_checkpoint_hub(
+    client: &HubClient,
+    repo: &str,
+    revision: &str,
+) -> Result<Checkpoint, StError> {
     crate::remote::check_repo_id(repo)?;
     let base = client.config.file_url(repo, revision, "");
     read_checkpoint_url(client, base.trim_end_matches('/'))
@@ -195,9 +227,14 @@ fn open_file(path: &Path) -> Result<FileSource, StError> {
 
 fn read_local_small(path: &Path) -> Result<Vec<u8>, StError> {
     let name = path.display().to_string();
-    let len = std::fs::metadata(path).map_err(|e| StError::io(&name, &e))?.len();
+    let len = std::fs::metadata(path)
+        .map_err(|e| StError::io(&name, &e))?
+        .len();
     if len > SMALL_FILE_CAP {
-        return Err(StError::BadIndex { file: name, message: format!("{len} bytes is too large for an index") });
+        return Err(StError::BadIndex {
+            file: name,
+            message: format!("{len} bytes is too large for an index"),
+        });
     }
     std::fs::read(path).map_err(|e| StError::io(&name, &e))
 }
@@ -212,7 +249,13 @@ fn merge_shards<S: ByteSource>(
     mut done: impl FnMut(S),
 ) -> Result<Checkpoint, StError> {
     let files: Vec<String> = match &index {
-        Some(ix) => ix.weight_map.values().cloned().collect::<BTreeSet<_>>().into_iter().collect(),
+        Some(ix) => ix
+            .weight_map
+            .values()
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
         None => files,
     };
     let mut headers: Vec<(String, SafetensorsHeader)> = Vec::with_capacity(files.len());
@@ -233,10 +276,13 @@ fn merge_shards<S: ByteSource>(
             }
             if let Some(ix) = &index {
                 match ix.weight_map.get(&t.name) {
-                    None => issues.push(format!("tensor '{}' in {file} is not in the index", t.name)),
-                    Some(s) if s != file => {
-                        issues.push(format!("the index puts tensor '{}' in {s}, but {file} holds it", t.name))
+                    None => {
+                        issues.push(format!("tensor '{}' in {file} is not in the index", t.name))
                     }
+                    Some(s) if s != file => issues.push(format!(
+                        "the index puts tensor '{}' in {s}, but {file} holds it",
+                        t.name
+                    )),
                     Some(_) => {}
                 }
             }
@@ -258,20 +304,39 @@ fn merge_shards<S: ByteSource>(
     }
     let index_total_size = index.as_ref().and_then(|ix| ix.total_size);
     if let Some(ix) = &index {
-        let missing: Vec<&String> = ix.weight_map.keys().filter(|k| !seen.contains_key(k.as_str())).collect();
+        let missing: Vec<&String> = ix
+            .weight_map
+            .keys()
+            .filter(|k| !seen.contains_key(k.as_str()))
+            .collect();
         if let Some(first) = missing.first() {
-            issues.push(format!("{} tensors of the index are in no shard (first: '{first}')", missing.len()));
+            issues.push(format!(
+                "{} tensors of the index are in no shard (first: '{first}')",
+                missing.len()
+            ));
         }
         if let Some(size) = ix.total_size.filter(|&s| s != total) {
-            issues.push(format!("the index's total_size is {size} bytes, the shards hold {total}"));
+            issues.push(format!(
+                "the index's total_size is {size} bytes, the shards hold {total}"
+            ));
         }
     }
-    let metadata = headers.first().map(|(_, h)| h.metadata.clone()).unwrap_or_default();
-    let source = if shards.len() == 1 { "safetensors header" } else { "safetensors headers" };
+    let metadata = headers
+        .first()
+        .map(|(_, h)| h.metadata.clone())
+        .unwrap_or_default();
+    let source = if shards.len() == 1 {
+        "safetensors header"
+    } else {
+        "safetensors headers"
+    };
     Ok(Checkpoint {
         location: location.to_string(),
         shards,
-        weights: WeightSet { tensors, source: source.to_string() },
+        weights: WeightSet {
+            tensors,
+            source: source.to_string(),
+        },
         metadata,
         index_total_size,
         issues,
@@ -287,14 +352,26 @@ mod tests {
     fn shard_names() {
         assert!(check_shard_name("model-00001-of-00002.safetensors").is_ok());
         assert!(check_shard_name("sub/model.safetensors").is_ok());
-        for bad in ["", "/etc/passwd", "../x.safetensors", "a/../../b", "C:\\x", "a//b", "./a"] {
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x.safetensors",
+            "a/../../b",
+            "C:\\x",
+            "a//b",
+            "./a",
+        ] {
             assert!(check_shard_name(bad).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn index_total_size_int_or_float() {
-        let ix = parse_index("i", br#"{"metadata":{"total_size":16.0},"weight_map":{"a":"x.safetensors"}}"#).unwrap();
+        let ix = parse_index(
+            "i",
+            br#"{"metadata":{"total_size":16.0},"weight_map":{"a":"x.safetensors"}}"#,
+        )
+        .unwrap();
         assert_eq!(ix.total_size, Some(16));
         let ix = parse_index("i", br#"{"weight_map":{"a":"x.safetensors"}}"#).unwrap();
         assert_eq!(ix.total_size, None);

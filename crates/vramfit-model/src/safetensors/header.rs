@@ -47,7 +47,9 @@ impl StTensor {
 
     /// Element count, `None` on overflow.
     pub fn elems(&self) -> Option<u64> {
-        self.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d))
+        self.shape
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(d))
     }
 
     /// Bytes that shape × dtype width implies, `None` for an unknown dtype or overflow.
@@ -126,11 +128,19 @@ pub fn read_safetensors_header(src: &dyn ByteSource) -> Result<SafetensorsHeader
     src.read_at(0, &mut head).map_err(io)?;
     let header_len = u64::from_le_bytes(head[..8].try_into().expect("8 bytes were read"));
     if header_len > MAX_HEADER_LEN {
-        return Err(StError::HeaderTooLarge { file, header_len, cap: MAX_HEADER_LEN });
+        return Err(StError::HeaderTooLarge {
+            file,
+            header_len,
+            cap: MAX_HEADER_LEN,
+        });
     }
     if let Some(len) = file_len {
         if 8 + header_len > len {
-            return Err(StError::HeaderPastEnd { file, header_len, file_len: len });
+            return Err(StError::HeaderPastEnd {
+                file,
+                header_len,
+                file_len: len,
+            });
         }
     }
     let end = 8 + header_len;
@@ -153,10 +163,13 @@ pub fn parse_header_json(
     file_len: Option<u64>,
     json: &[u8],
 ) -> Result<SafetensorsHeader, StError> {
-    let bad = |message: String| StError::BadHeader { file: file.to_string(), message };
+    let bad = |message: String| StError::BadHeader {
+        file: file.to_string(),
+        message,
+    };
     // The spec allows trailing spaces as padding (writers align the data to 8 bytes).
-    let map: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_slice(json).map_err(|e| bad(format!("the header is not a JSON object: {e}")))?;
+    let map: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(json)
+        .map_err(|e| bad(format!("the header is not a JSON object: {e}")))?;
 
     let mut metadata = BTreeMap::new();
     let mut tensors = Vec::with_capacity(map.len());
@@ -166,7 +179,10 @@ pub fn parse_header_json(
                 .as_object()
                 .ok_or_else(|| bad("`__metadata__` is not a JSON object".to_string()))?;
             for (k, v) in obj {
-                let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+                let text = v
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string());
                 metadata.insert(k.clone(), text);
             }
             continue;
@@ -175,25 +191,46 @@ pub fn parse_header_json(
             .map_err(|e| bad(format!("tensor '{name}' has a malformed entry: {e}")))?;
         let [begin, end] = raw.data_offsets;
         if end < begin {
-            return Err(bad(format!("tensor '{name}' ends (byte {end}) before it begins (byte {begin})")));
+            return Err(bad(format!(
+                "tensor '{name}' ends (byte {end}) before it begins (byte {begin})"
+            )));
         }
         if end > MAX_DATA_END {
-            return Err(bad(format!("tensor '{name}' ends at byte {end}, beyond any real file")));
+            return Err(bad(format!(
+                "tensor '{name}' ends at byte {end}, beyond any real file"
+            )));
         }
-        let t = StTensor { name, dtype: raw.dtype, shape: raw.shape, data_offsets: raw.data_offsets };
+        let t = StTensor {
+            name,
+            dtype: raw.dtype,
+            shape: raw.shape,
+            data_offsets: raw.data_offsets,
+        };
         // No dtype packs more than 8 elements per byte; a larger count is a corrupt shape, and
         // refusing it keeps every element and byte sum downstream far from u64 overflow.
         if t.elems().is_none_or(|n| n > 8 * t.bytes() + 8) {
-            return Err(bad(format!("tensor '{}' has shape {:?}, which cannot fit in {} bytes", t.name, t.shape, t.bytes())));
+            return Err(bad(format!(
+                "tensor '{}' has shape {:?}, which cannot fit in {} bytes",
+                t.name,
+                t.shape,
+                t.bytes()
+            )));
         }
         tensors.push(t);
     }
-    tensors.sort_by(|a, b| a.data_offsets.cmp(&b.data_offsets).then_with(|| a.name.cmp(&b.name)));
+    tensors.sort_by(|a, b| {
+        a.data_offsets
+            .cmp(&b.data_offsets)
+            .then_with(|| a.name.cmp(&b.name))
+    });
     // Overlapping data would count bytes twice (the official reader refuses any layout that is
     // not one contiguous run; we only refuse overlaps and report gaps).
     for pair in tensors.windows(2) {
         if pair[1].data_offsets[0] < pair[0].data_offsets[1] {
-            return Err(bad(format!("tensors '{}' and '{}' overlap in the data section", pair[0].name, pair[1].name)));
+            return Err(bad(format!(
+                "tensors '{}' and '{}' overlap in the data section",
+                pair[0].name, pair[1].name
+            )));
         }
     }
 
@@ -209,7 +246,14 @@ pub fn parse_header_json(
         }
     }
     let issues = check_tensors(&tensors);
-    Ok(SafetensorsHeader { file: file.to_string(), header_len, file_len, metadata, tensors, issues })
+    Ok(SafetensorsHeader {
+        file: file.to_string(),
+        header_len,
+        file_len,
+        metadata,
+        tensors,
+        issues,
+    })
 }
 
 /// Inconsistencies the official reader would refuse: bytes that disagree with shape × dtype,
@@ -220,16 +264,26 @@ fn check_tensors(tensors: &[StTensor]) -> Vec<String> {
     for t in tensors {
         let [begin, end] = t.data_offsets;
         if begin > expected_begin {
-            issues.push(format!("gap of {} bytes before tensor '{}'", begin - expected_begin, t.name));
+            issues.push(format!(
+                "gap of {} bytes before tensor '{}'",
+                begin - expected_begin,
+                t.name
+            ));
         }
         expected_begin = end;
         match (dtype_bits(&t.dtype), t.elems()) {
             (_, None) => {}
-            (None, _) => issues.push(format!("tensor '{}' has dtype '{}', unknown to vramfit", t.name, t.dtype)),
+            (None, _) => issues.push(format!(
+                "tensor '{}' has dtype '{}', unknown to vramfit",
+                t.name, t.dtype
+            )),
             (Some(bits), Some(elems)) => {
                 let expected = t.expected_bytes().unwrap_or(u64::MAX);
                 if elems.checked_mul(bits).is_some_and(|b| b % 8 != 0) {
-                    issues.push(format!("tensor '{}' ({} × {}) does not fill whole bytes", t.name, t.dtype, elems));
+                    issues.push(format!(
+                        "tensor '{}' ({} × {}) does not fill whole bytes",
+                        t.name, t.dtype, elems
+                    ));
                 }
                 if expected != end - begin {
                     issues.push(format!(

@@ -19,11 +19,13 @@ mod header;
 pub mod quant;
 
 pub use checkpoint::{
-    read_checkpoint, read_checkpoint_dir, read_checkpoint_hub, read_checkpoint_url, Checkpoint, ShardSummary,
-    INDEX_FILE, SINGLE_FILE,
+    read_checkpoint, read_checkpoint_dir, read_checkpoint_hub, read_checkpoint_url, Checkpoint,
+    ShardSummary, INDEX_FILE, SINGLE_FILE,
 };
 pub use dtype::{dtype_bits, is_float};
-pub use header::{parse_header_json, read_safetensors_header, SafetensorsHeader, StTensor, MAX_HEADER_LEN};
+pub use header::{
+    parse_header_json, read_safetensors_header, SafetensorsHeader, StTensor, MAX_HEADER_LEN,
+};
 pub use quant::{logical_params, QuantScheme, TensorRole};
 
 use crate::remote::RemoteError;
@@ -39,13 +41,26 @@ pub enum StError {
     #[error("{file}: {len} bytes is too short for a safetensors file (it starts with an 8-byte header length)")]
     TooShort { file: String, len: u64 },
     #[error("{file}: header length {header_len} exceeds the {cap}-byte limit; the file is not safetensors or is corrupt")]
-    HeaderTooLarge { file: String, header_len: u64, cap: u64 },
+    HeaderTooLarge {
+        file: String,
+        header_len: u64,
+        cap: u64,
+    },
     #[error("{file}: header length {header_len} runs past the end of the {file_len}-byte file; the file is truncated or not safetensors")]
-    HeaderPastEnd { file: String, header_len: u64, file_len: u64 },
+    HeaderPastEnd {
+        file: String,
+        header_len: u64,
+        file_len: u64,
+    },
     #[error("{file}: {message}")]
     BadHeader { file: String, message: String },
     #[error("{file}: tensor '{tensor}' ends at byte {end}, past the end of the {file_len}-byte file; the download is truncated, fetch it again")]
-    TensorPastEnd { file: String, tensor: String, end: u64, file_len: u64 },
+    TensorPastEnd {
+        file: String,
+        tensor: String,
+        end: u64,
+        file_len: u64,
+    },
     #[error("{file}: {message}")]
     BadIndex { file: String, message: String },
     #[error("{dir}: no model.safetensors.index.json, model.safetensors or other *.safetensors file there; point at a model snapshot directory")]
@@ -55,9 +70,15 @@ pub enum StError {
 impl StError {
     /// An I/O error while reading `file`; a remote failure keeps its own one-line message.
     pub(crate) fn io(file: &str, e: &std::io::Error) -> StError {
-        if let Some(remote) = e.get_ref().and_then(|inner| inner.downcast_ref::<RemoteError>()) {
+        if let Some(remote) = e
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<RemoteError>())
+        {
             return StError::Remote(remote.clone());
         }
-        StError::Io { file: file.to_string(), message: e.to_string() }
+        StError::Io {
+            file: file.to_string(),
+            message: e.to_string(),
+        }
     }
 }

@@ -95,10 +95,27 @@ pub struct QuantSummary {
 
 /// Leaf names that are always quantization metadata, whoever wrote them.
 const AUX_LEAVES: &[&str] = &[
-    "weight_scale", "weight_scale_inv", "weight_scale_2", "input_scale", "output_scale",
-    "weight_zero_point", "weight_global_scale", "input_global_scale", "weight_shape", "weight_g_idx",
-    "k_scale", "v_scale", "q_scale", "absmax", "quant_map", "nested_absmax", "nested_quant_map",
-    "bitsandbytes__nf4", "bitsandbytes__fp4", "SCB", "weight_format",
+    "weight_scale",
+    "weight_scale_inv",
+    "weight_scale_2",
+    "input_scale",
+    "output_scale",
+    "weight_zero_point",
+    "weight_global_scale",
+    "input_global_scale",
+    "weight_shape",
+    "weight_g_idx",
+    "k_scale",
+    "v_scale",
+    "q_scale",
+    "absmax",
+    "quant_map",
+    "nested_absmax",
+    "nested_quant_map",
+    "bitsandbytes__nf4",
+    "bitsandbytes__fp4",
+    "SCB",
+    "weight_format",
 ];
 
 /// Without a config or a shape to tell, packed integer words are taken to hold 4-bit values:
@@ -112,14 +129,23 @@ pub fn logical_params(set: &WeightSet) -> u64 {
 
 /// Unpacked parameter count, taking the packed width from `quant.bits` where shapes cannot tell.
 pub fn logical_params_with(set: &WeightSet, quant: Option<&QuantConfig>) -> u64 {
-    classify(set, quant).iter().fold(0u64, |acc, c| acc.saturating_add(c.logical_params))
+    classify(set, quant)
+        .iter()
+        .fold(0u64, |acc, c| acc.saturating_add(c.logical_params))
 }
 
 /// Classify every tensor of `set` (same order as `set.tensors`).
 pub fn classify(set: &WeightSet, quant: Option<&QuantConfig>) -> Vec<TensorClass> {
-    let by_name: HashMap<&str, &Tensor> = set.tensors.iter().map(|t| (t.name.as_str(), t)).collect();
-    let bits_hint = quant.and_then(|q| q.bits).map(u64::from).filter(|b| (1..=32).contains(b));
-    set.tensors.iter().map(|t| classify_one(t, &by_name, bits_hint)).collect()
+    let by_name: HashMap<&str, &Tensor> =
+        set.tensors.iter().map(|t| (t.name.as_str(), t)).collect();
+    let bits_hint = quant
+        .and_then(|q| q.bits)
+        .map(u64::from)
+        .filter(|b| (1..=32).contains(b));
+    set.tensors
+        .iter()
+        .map(|t| classify_one(t, &by_name, bits_hint))
+        .collect()
 }
 
 /// Totals by role, the schemes found, logical parameters and bytes.
@@ -128,7 +154,12 @@ pub fn quant_summary(set: &WeightSet, quant: Option<&QuantConfig>) -> QuantSumma
     let mut roles: BTreeMap<TensorRole, RoleSummary> = BTreeMap::new();
     let mut schemes: Vec<QuantScheme> = Vec::new();
     for (t, c) in set.tensors.iter().zip(&classes) {
-        let r = roles.entry(c.role).or_insert(RoleSummary { role: c.role, tensors: 0, bytes: 0, logical_params: 0 });
+        let r = roles.entry(c.role).or_insert(RoleSummary {
+            role: c.role,
+            tensors: 0,
+            bytes: 0,
+            logical_params: 0,
+        });
         r.tensors += 1;
         r.bytes = r.bytes.saturating_add(t.bytes);
         r.logical_params = r.logical_params.saturating_add(c.logical_params);
@@ -140,8 +171,13 @@ pub fn quant_summary(set: &WeightSet, quant: Option<&QuantConfig>) -> QuantSumma
     QuantSummary {
         schemes,
         roles: roles.into_values().collect(),
-        logical_params: classes.iter().fold(0u64, |acc, c| acc.saturating_add(c.logical_params)),
-        bytes: set.tensors.iter().fold(0u64, |acc, t| acc.saturating_add(t.bytes)),
+        logical_params: classes
+            .iter()
+            .fold(0u64, |acc, c| acc.saturating_add(c.logical_params)),
+        bytes: set
+            .tensors
+            .iter()
+            .fold(0u64, |acc, t| acc.saturating_add(t.bytes)),
     }
 }
 
@@ -155,7 +191,11 @@ fn split_leaf(name: &str) -> (&str, &str) {
 }
 
 fn sibling<'a>(by_name: &HashMap<&str, &'a Tensor>, base: &str, leaf: &str) -> Option<&'a Tensor> {
-    let key = if base.is_empty() { leaf.to_string() } else { format!("{base}.{leaf}") };
+    let key = if base.is_empty() {
+        leaf.to_string()
+    } else {
+        format!("{base}.{leaf}")
+    };
     by_name.get(key.as_str()).copied()
 }
 
@@ -163,10 +203,18 @@ fn dtype(t: &Tensor) -> String {
     t.dtype.name()
 }
 
-fn classify_one(t: &Tensor, by_name: &HashMap<&str, &Tensor>, bits_hint: Option<u64>) -> TensorClass {
+fn classify_one(
+    t: &Tensor,
+    by_name: &HashMap<&str, &Tensor>,
+    bits_hint: Option<u64>,
+) -> TensorClass {
     let (base, leaf) = split_leaf(&t.name);
     let elems = t.elems();
-    let aux = |scheme| TensorClass { role: TensorRole::QuantAux, scheme, logical_params: 0 };
+    let aux = |scheme| TensorClass {
+        role: TensorRole::QuantAux,
+        scheme,
+        logical_params: 0,
+    };
     let packed = |scheme, per_elem: u64| TensorClass {
         role: TensorRole::Weight,
         scheme: Some(scheme),
@@ -182,7 +230,11 @@ fn classify_one(t: &Tensor, by_name: &HashMap<&str, &Tensor>, bits_hint: Option<
     }
     // AWQ / GPTQ
     if matches!(leaf, "qzeros" | "scales" | "g_idx") && has("qweight") {
-        return aux(Some(if has("g_idx") { QuantScheme::Gptq } else { QuantScheme::Awq }));
+        return aux(Some(if has("g_idx") {
+            QuantScheme::Gptq
+        } else {
+            QuantScheme::Awq
+        }));
     }
     if leaf == "qweight" {
         return classify_qweight(t, base, by_name, bits_hint);
@@ -196,7 +248,9 @@ fn classify_one(t: &Tensor, by_name: &HashMap<&str, &Tensor>, bits_hint: Option<
     if leaf == "scales" && has("blocks") {
         return aux(Some(QuantScheme::Mxfp4));
     }
-    let is_blocks = leaf.strip_suffix("_blocks").is_some_and(|stem| has(&format!("{stem}_scales")))
+    let is_blocks = leaf
+        .strip_suffix("_blocks")
+        .is_some_and(|stem| has(&format!("{stem}_scales")))
         || (leaf == "blocks" && has("scales"));
     if is_blocks && dtype(t) == "U8" {
         return packed(QuantScheme::Mxfp4, 2);
@@ -205,7 +259,10 @@ fn classify_one(t: &Tensor, by_name: &HashMap<&str, &Tensor>, bits_hint: Option<
     if leaf == "weight_packed" {
         return match dtype(t).as_str() {
             "U8" => packed(QuantScheme::Nvfp4, 2),
-            "I32" | "U32" => packed(QuantScheme::CompressedTensors, 32 / bits_hint.unwrap_or(DEFAULT_BITS)),
+            "I32" | "U32" => packed(
+                QuantScheme::CompressedTensors,
+                32 / bits_hint.unwrap_or(DEFAULT_BITS),
+            ),
             _ => packed(QuantScheme::CompressedTensors, 1),
         };
     }
@@ -213,7 +270,10 @@ fn classify_one(t: &Tensor, by_name: &HashMap<&str, &Tensor>, bits_hint: Option<
     let own = |l: &str| by_name.contains_key(format!("{}.{l}", t.name).as_str());
     let scheme = match dtype(t).as_str() {
         // bitsandbytes 4-bit: U8 codes, two per byte, state under `<name>.absmax` etc.
-        "U8" if own("absmax") || own("quant_state.bitsandbytes__nf4") || own("quant_state.bitsandbytes__fp4") => {
+        "U8" if own("absmax")
+            || own("quant_state.bitsandbytes__nf4")
+            || own("quant_state.bitsandbytes__fp4") =>
+        {
             return packed(QuantScheme::BitsAndBytes4bit, 2)
         }
         // ModelOpt NVFP4: U8 `weight` beside an F8_E4M3 `weight_scale`
@@ -227,20 +287,27 @@ fn classify_one(t: &Tensor, by_name: &HashMap<&str, &Tensor>, bits_hint: Option<
         "I8" if leaf == "weight" && has("weight_scale") => Some(QuantScheme::CompressedTensors),
         _ => None,
     };
-    TensorClass { role, scheme, logical_params: elems }
+    TensorClass {
+        role,
+        scheme,
+        logical_params: elems,
+    }
 }
 
 fn aux_scheme(leaf: &str, base: &str, by_name: &HashMap<&str, &Tensor>) -> Option<QuantScheme> {
     let has = |l: &str| sibling(by_name, base, l).is_some();
     match leaf {
-        "absmax" | "quant_map" | "nested_absmax" | "nested_quant_map" | "bitsandbytes__nf4" | "bitsandbytes__fp4" => {
-            Some(QuantScheme::BitsAndBytes4bit)
-        }
+        "absmax" | "quant_map" | "nested_absmax" | "nested_quant_map" | "bitsandbytes__nf4"
+        | "bitsandbytes__fp4" => Some(QuantScheme::BitsAndBytes4bit),
         "SCB" | "weight_format" => Some(QuantScheme::BitsAndBytes8bit),
         "weight_global_scale" | "input_global_scale" | "weight_scale_2" => Some(QuantScheme::Nvfp4),
         _ if has("weight_packed") => {
             let packed = sibling(by_name, base, "weight_packed").map(dtype);
-            Some(if packed.as_deref() == Some("U8") { QuantScheme::Nvfp4 } else { QuantScheme::CompressedTensors })
+            Some(if packed.as_deref() == Some("U8") {
+                QuantScheme::Nvfp4
+            } else {
+                QuantScheme::CompressedTensors
+            })
         }
         _ => match sibling(by_name, base, "weight").map(dtype).as_deref() {
             Some("F8_E4M3" | "F8_E5M2") => Some(QuantScheme::Fp8),
@@ -264,7 +331,9 @@ fn classify_qweight(
     let scales = sibling(by_name, base, "scales").map(shape);
     let g_idx = sibling(by_name, base, "g_idx").map(shape);
     let default_pack = 32 / bits_hint.unwrap_or(DEFAULT_BITS);
-    let ratio = |num: u64, den: u64| (den > 0 && num % den == 0 && num / den >= 1 && num / den <= 32).then(|| num / den);
+    let ratio = |num: u64, den: u64| {
+        (den > 0 && num % den == 0 && num / den >= 1 && num / den <= 32).then(|| num / den)
+    };
     let (scheme, pack) = match (q.as_slice(), scales.as_deref(), g_idx.as_deref()) {
         ([rows, _], _, Some([in_features])) => (QuantScheme::Gptq, ratio(*in_features, *rows)),
         ([_, cols], Some([_, out]), None) if out != cols => (QuantScheme::Awq, ratio(*out, *cols)),
@@ -281,8 +350,19 @@ fn classify_qweight(
 /// The role of a parameter tensor, from its module name (HF naming across architectures).
 fn role_of(name: &str, base: &str, leaf: &str) -> TensorRole {
     let module = base.rsplit('.').next().unwrap_or(base);
-    let embedding = ["embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in", "lm_head", "embed_out"];
-    if embedding.iter().any(|e| module == *e || name.starts_with(&format!("{e}."))) {
+    let embedding = [
+        "embed_tokens",
+        "wte",
+        "word_embeddings",
+        "tok_embeddings",
+        "embed_in",
+        "lm_head",
+        "embed_out",
+    ];
+    if embedding
+        .iter()
+        .any(|e| module == *e || name.starts_with(&format!("{e}.")))
+    {
         return TensorRole::Embedding;
     }
     let m = module.to_ascii_lowercase();
