@@ -328,7 +328,7 @@ impl VllmConfig {
         device_name: &str,
         max_model_len: u64,
     ) -> (u64, u64) {
-        let (tokens, seqs) = batch_defaults(device_total_bytes, device_name);
+        let (tokens, seqs) = batch_defaults(self.version, device_total_bytes, device_name);
         let seqs = self.max_num_seqs.unwrap_or(seqs);
         let tokens = self.max_num_batched_tokens.unwrap_or_else(|| {
             // arg_utils.py `_set_default_max_num_seqs_and_batched_tokens_args`: the default is
@@ -339,11 +339,25 @@ impl VllmConfig {
     }
 }
 
-/// `EngineArgs.get_batch_defaults` for the OpenAI API server (`vllm serve`): GPUs of at least
-/// 70 GiB other than the A100 get 8192 batched tokens and 1024 sequences, every other GPU 2048
-/// and 256 (vllm/engine/arg_utils.py; the A100 is excluded since PR #17885).
-pub fn batch_defaults(device_total_bytes: u64, device_name: &str) -> (u64, u64) {
-    if device_total_bytes >= 70 * GIB && !device_name.to_ascii_lowercase().contains("a100") {
+/// `EngineArgs.get_batch_defaults` for the OpenAI API server (`vllm serve`), by release
+/// (vllm/engine/arg_utils.py):
+/// - from v0.9.0: GPUs of at least 70 GiB other than the A100 get 8192 batched tokens and 1024
+///   sequences (the A100 is excluded since PR #17885), every other GPU 2048 and 256;
+/// - v0.8.5–v0.8.x: only GPUs named H100/H200 get 8192/1024;
+/// - earlier V1 (`_set_default_args_v1`): 2048 and 256 everywhere.
+///
+/// The two older boundaries are approximate (the releases were not pinned down in the source
+/// history read).
+pub fn batch_defaults(version: Version, device_total_bytes: u64, device_name: &str) -> (u64, u64) {
+    let name = device_name.to_ascii_lowercase();
+    let large = if version >= Version::new(0, 9, 0) {
+        device_total_bytes >= 70 * GIB && !name.contains("a100")
+    } else if version >= Version::new(0, 8, 5) {
+        name.contains("h100") || name.contains("h200")
+    } else {
+        false
+    };
+    if large {
         (8192, 1024)
     } else {
         (2048, 256)
