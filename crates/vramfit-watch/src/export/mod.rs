@@ -1,0 +1,3 @@
+//! Outputs that other programs read.
+
+pub mod prometheus;

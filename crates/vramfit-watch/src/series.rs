@@ -1,0 +1,75 @@
+//! A bounded history per GPU: what the detectors, the forecast and the chart read.
+
+use crate::sample::GpuSample;
+use std::collections::VecDeque;
+
+/// One instant of one GPU, reduced to what is plotted and fitted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Point {
+    pub t: f64,
+    pub used: u64,
+    pub kv_cache_usage: Option<f64>,
+    pub requests_running: Option<u64>,
+}
+
+/// The recent history of one GPU, kept for `span_s` seconds and at most `max_points` points,
+/// so memory stays bounded whatever the rate or the length of the run.
+#[derive(Debug, Clone)]
+pub struct GpuSeries {
+    points: VecDeque<Point>,
+    span_s: f64,
+    max_points: usize,
+    latest: GpuSample,
+}
+
+impl GpuSeries {
+    pub fn new(first: &GpuSample, span_s: f64, max_points: usize) -> GpuSeries {
+        let mut s = GpuSeries {
+            points: VecDeque::with_capacity(max_points.min(1024)),
+            span_s,
+            max_points: max_points.max(2),
+            latest: first.clone(),
+        };
+        s.push(first);
+        s
+    }
+
+    pub fn push(&mut self, g: &GpuSample) {
+        let engine = g.engine.as_ref();
+        self.points.push_back(Point {
+            t: g.t,
+            used: g.used_bytes,
+            kv_cache_usage: engine.and_then(|e| e.kv_cache_usage),
+            requests_running: engine.and_then(|e| e.requests_running),
+        });
+        while self.points.len() > self.max_points
+            || self.points.front().is_some_and(|p| g.t - p.t > self.span_s)
+        {
+            self.points.pop_front();
+        }
+        self.latest = g.clone();
+    }
+
+    /// The most recent sample as it came, processes and engine included.
+    pub fn latest(&self) -> &GpuSample {
+        &self.latest
+    }
+
+    pub fn points(&self) -> impl DoubleEndedIterator<Item = &Point> + ExactSizeIterator {
+        self.points.iter()
+    }
+
+    /// Points with `t >= since`.
+    pub fn since(&self, since: f64) -> impl Iterator<Item = &Point> {
+        let start = self.points.partition_point(|p| p.t < since);
+        self.points.range(start..)
+    }
+
+    pub fn now(&self) -> f64 {
+        self.latest.t
+    }
+
+    pub fn total(&self) -> u64 {
+        self.latest.total_bytes
+    }
+}
