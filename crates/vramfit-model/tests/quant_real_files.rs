@@ -16,12 +16,20 @@ use vramfit_model::{GgmlType, Tensor, WeightSet};
 const MIB: f64 = 1024.0 * 1024.0;
 
 fn shared_cases() -> Option<Vec<Value>> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/dev/cases_check.dev.jsonl");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/dev/cases_check.dev.jsonl"
+    );
     let Ok(text) = std::fs::read_to_string(path) else {
         println!("SKIP: {path} not found (the shared data directory is absent)");
         return None;
     };
-    Some(text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect())
+    Some(
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+    )
 }
 
 fn blk(t: &Tensor) -> Option<u64> {
@@ -39,7 +47,12 @@ enum Gpu {
     AllButTokenEmbd,
     /// the repeating layers in `layers`, minus the tensors `moved` (by -ot) elsewhere, plus the
     /// `extra` tensors moved here, plus the output layer when `output`
-    Slice { layers: std::ops::Range<u64>, output: bool, moved: fn(&Tensor) -> bool, extra: fn(&Tensor) -> bool },
+    Slice {
+        layers: std::ops::Range<u64>,
+        output: bool,
+        moved: fn(&Tensor) -> bool,
+        extra: fn(&Tensor) -> bool,
+    },
 }
 
 fn gpu_bytes(set: &WeightSet, gpu: &Gpu) -> u64 {
@@ -49,7 +62,12 @@ fn gpu_bytes(set: &WeightSet, gpu: &Gpu) -> u64 {
             let embd = set.get("token_embd.weight").map(|t| t.bytes).unwrap_or(0);
             set.total_bytes() - embd + if tied { embd } else { 0 }
         }
-        Gpu::Slice { layers, output, moved, extra } => set
+        Gpu::Slice {
+            layers,
+            output,
+            moved,
+            extra,
+        } => set
             .tensors
             .iter()
             .filter(|t| {
@@ -182,7 +200,12 @@ fn cases() -> Vec<Case> {
             device: 0,
             quant: "Q4_K_M",
             imatrix: false,
-            gpu: Gpu::Slice { layers: 0..12, output: false, moved: |t| t.name.contains("_exps"), extra: never },
+            gpu: Gpu::Slice {
+                layers: 0..12,
+                output: false,
+                moved: |t| t.name.contains("_exps"),
+                extra: never,
+            },
             printed_mib: 0.01,
             type_counts: &[],
         },
@@ -191,7 +214,12 @@ fn cases() -> Vec<Case> {
             device: 1,
             quant: "Q4_K_M",
             imatrix: false,
-            gpu: Gpu::Slice { layers: 12..48, output: true, moved: |t| t.name.contains("_exps"), extra: never },
+            gpu: Gpu::Slice {
+                layers: 12..48,
+                output: true,
+                moved: |t| t.name.contains("_exps"),
+                extra: never,
+            },
             printed_mib: 0.01,
             type_counts: &[],
         },
@@ -244,7 +272,9 @@ fn predicted_gpu_model_buffers_match_real_logs() {
             .as_array()
             .and_then(|a| a.iter().find(|d| d["device"] == case.device as u64))
             .and_then(|d| d["value"].as_u64())
-            .unwrap_or_else(|| panic!("{}: no gpu_model_bytes for device {}", case.id, case.device));
+            .unwrap_or_else(|| {
+                panic!("{}: no gpu_model_bytes for device {}", case.id, case.device)
+            });
         let spec = spec_from_config(case.id, &rec["config"]).expect("config reads");
         let f16 = synthesize(&spec, GgmlType::F16);
         let ftype = FileType::parse(case.quant).unwrap().ftype;
@@ -269,13 +299,22 @@ fn predicted_gpu_model_buffers_match_real_logs() {
             100.0 * err / expected as f64
         );
         if !ok {
-            failures.push(format!("{} dev{}: off by {:.3} MiB", case.id, case.device, err / MIB));
+            failures.push(format!(
+                "{} dev{}: off by {:.3} MiB",
+                case.id,
+                case.device,
+                err / MIB
+            ));
         }
         if !case.type_counts.is_empty() {
             let got = counts(&set);
             for (ty, n) in case.type_counts {
                 if got.get(*ty).copied().unwrap_or(0) != *n {
-                    failures.push(format!("{}: {ty} count {:?} != {n} (all: {got:?})", case.id, got.get(*ty)));
+                    failures.push(format!(
+                        "{}: {ty} count {:?} != {n} (all: {got:?})",
+                        case.id,
+                        got.get(*ty)
+                    ));
                 }
             }
         }
@@ -289,12 +328,24 @@ fn predicted_gpu_model_buffers_match_real_logs() {
 const WHOLE_FILES: &[(&str, &str, bool)] = &[
     ("arch_pr370_glmz1_32b_iq4xs_ctx32k_fa", "IQ4_XS", true),
     ("arch_d357_qwen3_235b_q6k_2x3090_ot_q8kv", "Q6_K", false),
-    ("arch_d562_llama31_8b_q4_0_vulkan_ctx16k_fa_ub1024", "Q4_0", false),
-    ("arch_i514_qwen3_30b_a3b_q4km_2gpu_exps_cpu_nofa_ctx16k", "Q4_K_M", false),
+    (
+        "arch_d562_llama31_8b_q4_0_vulkan_ctx16k_fa_ub1024",
+        "Q4_0",
+        false,
+    ),
+    (
+        "arch_i514_qwen3_30b_a3b_q4km_2gpu_exps_cpu_nofa_ctx16k",
+        "Q4_K_M",
+        false,
+    ),
     ("ci_v100_pythia2.8b_q6_k_ctx2048", "Q6_K", false),
     ("ci_v100_pythia2.8b_q5_0_ctx2048", "Q5_0", false),
     ("ci_v100_pythia2.8b_f16_ctx2048", "F16", false),
-    ("code_llama3_8b_korean_bllossom_q4km_rtx3070_ctx512", "Q4_K_M", false),
+    (
+        "code_llama3_8b_korean_bllossom_q4km_rtx3070_ctx512",
+        "Q4_K_M",
+        false,
+    ),
     ("code_gemma3_1b_q8_0_vulkan_ctx8192_pre_iswa", "Q8_0", false),
 ];
 
@@ -317,18 +368,33 @@ fn whole_files_match_printed_size_and_params() {
     let Some(records) = shared_cases() else {
         return;
     };
-    let logs_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/dev/llamacpp_logs.dev.jsonl");
+    let logs_path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/dev/llamacpp_logs.dev.jsonl"
+    );
     let Ok(logs) = std::fs::read_to_string(logs_path) else {
         println!("SKIP: {logs_path} not found");
         return;
     };
-    let logs: Vec<Value> = logs.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let logs: Vec<Value> = logs
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let mut failures = Vec::new();
     for (id, quant, imatrix) in WHOLE_FILES {
-        let rec = records.iter().find(|r| r["id"] == *id).expect("case present");
+        let rec = records
+            .iter()
+            .find(|r| r["id"] == *id)
+            .expect("case present");
         let log = logs.iter().find(|r| r["id"] == *id).expect("log present");
         let spec = spec_from_config(id, &rec["config"]).unwrap();
-        let set = predict(&synthesize(&spec, GgmlType::F16), &spec, FileType::parse(quant).unwrap().ftype, *imatrix);
+        let set = predict(
+            &synthesize(&spec, GgmlType::F16),
+            &spec,
+            FileType::parse(quant).unwrap().ftype,
+            *imatrix,
+        );
         let (size, size_res) = printed(log["model"]["file_size"].as_str().unwrap()).unwrap();
         let (params, params_res) = printed(log["model"]["params"].as_str().unwrap()).unwrap();
         let bytes = set.total_bytes() as f64;

@@ -13,11 +13,19 @@ fn spec(id: &str, config: serde_json::Value) -> ModelSpec {
 }
 
 fn quantize(s: &ModelSpec, q: &str, imatrix: bool) -> WeightSet {
-    predict(&synthesize(s, GgmlType::BF16), s, FileType::parse(q).unwrap().ftype, imatrix)
+    predict(
+        &synthesize(s, GgmlType::BF16),
+        s,
+        FileType::parse(q).unwrap().ftype,
+        imatrix,
+    )
 }
 
 fn ty(set: &WeightSet, name: &str) -> String {
-    set.get(name).unwrap_or_else(|| panic!("no {name}")).dtype.name()
+    set.get(name)
+        .unwrap_or_else(|| panic!("no {name}"))
+        .dtype
+        .name()
 }
 
 fn mixtral() -> ModelSpec {
@@ -155,7 +163,12 @@ fn prediction_does_not_depend_on_input_order() {
     let a = predict(&base, &s, FileType::Q4_K_M, false);
     let b = predict(&shuffled, &s, FileType::Q4_K_M, false);
     for t in &a.tensors {
-        assert_eq!(Some(&t.dtype), b.get(&t.name).map(|u| &u.dtype), "{}", t.name);
+        assert_eq!(
+            Some(&t.dtype),
+            b.get(&t.name).map(|u| &u.dtype),
+            "{}",
+            t.name
+        );
     }
     assert_eq!(a.total_bytes(), b.total_bytes());
 }
@@ -183,7 +196,16 @@ fn cuda_pads_quantized_rows_to_512() {
 #[test]
 fn every_file_type_predicts_every_family_without_panicking() {
     let base = mixtral();
-    for mt in ["llama", "gemma3_text", "gpt_neox", "phi3", "deepseek_v3", "qwen3_next", "nemotron_h", "jamba"] {
+    for mt in [
+        "llama",
+        "gemma3_text",
+        "gpt_neox",
+        "phi3",
+        "deepseek_v3",
+        "qwen3_next",
+        "nemotron_h",
+        "jamba",
+    ] {
         let mut s = base.clone();
         s.model_type = mt.to_string();
         let f16 = synthesize(&s, GgmlType::F16);
@@ -194,5 +216,7 @@ fn every_file_type_predicts_every_family_without_panicking() {
         }
     }
     let empty = WeightSet::default();
-    assert!(predict(&empty, &base, FileType::Q4_K_M, false).tensors.is_empty());
+    assert!(predict(&empty, &base, FileType::Q4_K_M, false)
+        .tensors
+        .is_empty());
 }

@@ -303,11 +303,14 @@ pub(crate) fn build(spec: &ModelSpec, b: &mut Builder) {
             if let Some(layer) = &template {
                 build_layer(spec, family, &st, il, layer, b);
             }
-            // llama-model.cpp LLM_ARCH_GLM4_MOE nextn tensors; embed_tokens and
-            // shared_head_head are optional and absent from the converted files.
+            // llama-model.cpp LLM_ARCH_GLM4_MOE nextn tensors. The converted files carry the
+            // block's own embed_tokens and shared_head_head too (GLM-4.5-Air GGUF: 110.47 B
+            // params printed = 106.85 B main + this block).
             b.blk(il, "nextn.eh_proj", &[2 * n_embd, n_embd]);
+            b.blk(il, "nextn.embed_tokens", &[n_embd, n_vocab]);
             b.blk(il, "nextn.enorm", &[n_embd]);
             b.blk(il, "nextn.hnorm", &[n_embd]);
+            b.blk(il, "nextn.shared_head_head", &[n_embd, n_vocab]);
             b.blk(il, "nextn.shared_head_norm", &[n_embd]);
         }
     }
