@@ -18,20 +18,19 @@ use vramfit_model::{AttentionKind, FfnKind, ModelSpec};
 /// activation 1.44 GiB including a ~0.3 GiB CUDA-graph estimate) gives ~36 bytes per element.
 pub const SAMPLER_BYTES_PER_ELEM: u64 = 36;
 
-/// Non-torch memory created during profiling on one GPU (cuBLAS/attention workspaces).
-/// Calibrated: consumed − weights in records vllm-log-005 (0.26 GiB), -042 (0.47), -043 (0.23);
-/// vllm-log-003 (TP4) 0.21, -022 (TP4) 0.13.
-pub const NON_TORCH_BYTES: u64 = 280 * MIB;
+/// Non-torch memory created during profiling on one GPU (cuBLAS/attention workspaces; NCCL
+/// buffers are allocated before the baseline snapshot). Calibrated: consumed − weights in records
+/// vllm-log-005 (0.26–0.30 GiB), -042 (0.47), -043 (0.23); TP runs print 0.21 (research record
+/// 003, TP8) and 0.13 (vllm-log-022, TP4), so no per-TP term.
+pub const NON_TORCH_BYTES: u64 = 256 * MIB;
 
-/// Extra non-torch memory per worker with tensor parallelism (custom all-reduce buffers).
-/// research/vllm_memory.md: ~0.2–1.4 GiB with TP/EP; records -003 and -022 show ~0.2.
-pub const NON_TORCH_TP_BYTES: u64 = 64 * MIB;
-
-/// CUDA-graph pool per layer per captured token of hidden state, in units of
-/// `max_capture_size × hidden × 2 bytes`. Calibrated on the graph pools the logs print:
-/// vllm-log-005 (Llama-3.1-8B, 32 layers: 0.23 GiB → 1.8), -037 (Gemma-3-27B, 62 layers:
-/// 1.02 GiB → 3.2), -042 (64 layers: 0.71 GiB → 2.3); 2.4 keeps all three within ~40 %.
-pub const GRAPH_POOL_FACTOR: f64 = 2.4;
+/// CUDA-graph pool per layer and captured token, as multiples of the layer's per-token buffers:
+/// the hidden state (`hidden × 2` bytes) and, for MoE layers, the fused-MoE caches
+/// (`top_k × (3·n_ff_exp/tp + hidden) × 2` bytes). Calibrated on the graph pools the logs print at
+/// max capture size 512: vllm-log-005 (Llama-3.1-8B: 0.23 GiB, model 0.25), -037 (Gemma-3-27B:
+/// 1.02, model 0.64), research record 003 (Qwen3-235B-A22B-FP8 TP8: 3.45, model 3.3).
+pub const GRAPH_HIDDEN_FACTOR: f64 = 2.0;
+pub const GRAPH_MOE_FACTOR: f64 = 0.8;
 
 /// What profiling sees on one worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -64,12 +63,13 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
     // hidden states and the residual stream live through the whole forward
     let residual = 2 * t * e * b;
     let mut layer_peak = 0u64;
-    for l in spec
+    let layer_specs: Vec<_> = spec
         .layers
         .iter()
         .skip(layers.start as usize)
         .take((layers.end - layers.start) as usize)
-    {
+        .collect();
+    for l in &layer_specs {
         let attn = match &l.attention {
             AttentionKind::Mla {
                 kv_lora_rank,
@@ -118,13 +118,25 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
     } else {
         0
     };
-    let non_torch = NON_TORCH_BYTES + if tp > 1 { NON_TORCH_TP_BYTES } else { 0 };
+    let non_torch = NON_TORCH_BYTES;
     let cuda_graph_bytes = if p.cuda_graphs {
         // capture sizes [1, 2, 4, 8, 16, ...] up to min(2·max_num_seqs, 512)
         // (vllm/config/compilation.py default max_cudagraph_capture_size)
         let max_capture = (2 * p.max_num_seqs).clamp(1, 512).min(t.max(1));
-        let n_layers = layers.end - layers.start;
-        (GRAPH_POOL_FACTOR * (n_layers * max_capture * e * 2) as f64) as u64
+        let per_token: f64 = layer_specs
+            .iter()
+            .map(|l| {
+                let moe = match (&l.ffn, &spec.moe) {
+                    (FfnKind::Moe, Some(m)) => {
+                        GRAPH_MOE_FACTOR
+                            * (m.n_expert_used * (3 * m.n_ff_exp.div_ceil(tp) + e) * 2) as f64
+                    }
+                    _ => 0.0,
+                };
+                GRAPH_HIDDEN_FACTOR * (e * 2) as f64 + moe
+            })
+            .sum();
+        (per_token * max_capture as f64) as u64
     } else {
         0
     };
