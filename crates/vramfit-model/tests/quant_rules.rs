@@ -220,3 +220,25 @@ fn every_file_type_predicts_every_family_without_panicking() {
         .tensors
         .is_empty());
 }
+
+#[test]
+fn fused_qkv_rules_changed_with_the_category_refactor() {
+    use vramfit_model::quant::{predict_with, QuantRules};
+    let s = spec(
+        "EleutherAI/pythia-2.8b",
+        json!({"model_type": "gpt_neox", "hidden_size": 2560, "intermediate_size": 10240,
+               "num_hidden_layers": 32, "num_attention_heads": 32, "vocab_size": 50304,
+               "tie_word_embeddings": false, "use_parallel_residual": true}),
+    );
+    let f16 = synthesize(&s, GgmlType::F16);
+    let now = predict_with(&f16, &s, FileType::Q4_K_M, false, QuantRules::Current);
+    let old = predict_with(&f16, &s, FileType::Q4_K_M, false, QuantRules::Legacy);
+    // today attn_qkv follows attn_v: q6_K on use_more_bits layers, q4_K elsewhere
+    assert_eq!(ty(&now, "blk.0.attn_qkv.weight"), "q6_K");
+    assert_eq!(ty(&now, "blk.4.attn_qkv.weight"), "q4_K");
+    // before: q5_K everywhere
+    assert_eq!(ty(&old, "blk.0.attn_qkv.weight"), "q5_K");
+    assert_eq!(ty(&old, "blk.4.attn_qkv.weight"), "q5_K");
+    assert_eq!(ty(&old, "blk.0.ffn_down.weight"), "q6_K");
+    assert_eq!(ty(&old, "blk.0.attn_qkv.bias"), "f32");
+}

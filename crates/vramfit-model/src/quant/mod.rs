@@ -18,6 +18,7 @@ mod ftype;
 mod rules;
 
 pub use ftype::{FileType, ParsedFileType};
+pub use rules::QuantRules;
 
 use crate::ggml::GgmlType;
 use crate::layout::make_tensor;
@@ -31,6 +32,17 @@ use rules::QuantState;
 ///
 /// The returned tensors keep `set`'s order; their dtypes and bytes are the predicted ones.
 pub fn predict(set: &WeightSet, spec: &ModelSpec, ftype: FileType, imatrix: bool) -> WeightSet {
+    predict_with(set, spec, ftype, imatrix, QuantRules::Current)
+}
+
+/// [`predict`] with a chosen generation of the rules (for files made by older llama.cpp).
+pub fn predict_with(
+    set: &WeightSet,
+    spec: &ModelSpec,
+    ftype: FileType,
+    imatrix: bool,
+    rules: QuantRules,
+) -> WeightSet {
     // llama-quantize walks `ml.weights_map`, ordered by layer number and then by name
     // (llama-model-loader.h `weight_name_comparer`); the attn_v counter depends on that order.
     let mut order: Vec<usize> = (0..set.tensors.len()).collect();
@@ -41,7 +53,7 @@ pub fn predict(set: &WeightSet, spec: &ModelSpec, ftype: FileType, imatrix: bool
         la.cmp(&lb).then_with(|| ta.name.cmp(&tb.name))
     });
 
-    let mut qs = QuantState::new(set, spec, ftype, imatrix);
+    let mut qs = QuantState::new(set, spec, ftype, imatrix, rules);
     let default_type = ftype.default_type();
     let mut out: Vec<Option<Tensor>> = vec![None; set.tensors.len()];
     for &i in &order {

@@ -72,6 +72,19 @@ impl Category {
     }
 }
 
+/// Which generation of llama-quantize's rules to follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QuantRules {
+    /// llama.cpp after the 2026 `tensor_category` refactor (read at @007dbbf): `attn_qkv` and
+    /// `attn_kv_b` take the attn_v rules; q2_K/q3_K rows that do not fit fall back to q4_0.
+    #[default]
+    Current,
+    /// llama.cpp before that refactor (every GGUF published through 2025): only `attn_v`
+    /// takes the attn_v rules, `attn_qkv` has its own (Q3_K_M/L, IQ3_M -> q4_K, Q4_K_M ->
+    /// q5_K, Q5_K_M -> q6_K), `attn_kv_b` keeps the default; q2_K/q3_K fall back to iq4_nl.
+    Legacy,
+}
+
 /// Name fragments of tensors llama-quantize never quantizes (`tensor_allows_quantization`).
 const NEVER_QUANTIZED: &[&str] = &[
     "_norm.weight",
@@ -133,6 +146,7 @@ fn use_more_bits(i_layer: i64, n_layers: i64) -> bool {
 /// `quantize_state_impl` plus the model facts the rules read.
 pub(crate) struct QuantState {
     ftype: FileType,
+    rules: QuantRules,
     has_imatrix: bool,
     has_tied_embeddings: bool,
     is_falcon: bool,
@@ -158,6 +172,7 @@ impl QuantState {
         spec: &ModelSpec,
         ftype: FileType,
         imatrix: bool,
+        rules: QuantRules,
     ) -> QuantState {
         let n_attention_wv = set
             .tensors
@@ -203,6 +218,7 @@ impl QuantState {
         };
         QuantState {
             ftype,
+            rules,
             has_imatrix: imatrix,
             has_tied_embeddings: !has_output,
             is_falcon: spec.model_type == "falcon",
@@ -233,7 +249,15 @@ impl QuantState {
         }
         let category = Category::of(&t.name);
         let chosen = self.mix_type(t, category, default_type);
-        fallback(t, chosen)
+        fallback(t, chosen, self.rules)
+    }
+
+    /// Whether the attn_v rules apply to this category under the chosen rule generation.
+    fn v_like(&self, cat: Category) -> bool {
+        match self.rules {
+            QuantRules::Current => cat.is_attn_v_like(),
+            QuantRules::Legacy => cat == Category::AttnV,
+        }
     }
 
     /// The layer index for an FFN rule: from the name for MoE models (experts of a layer are
@@ -292,7 +316,7 @@ impl QuantState {
                 new_type = G::Q4_K;
             }
         } else if iq2_family {
-            if cat.is_attn_v_like() {
+            if self.v_like(cat) {
                 new_type = if n_gqa >= 4 || n_expert >= 4 {
                     G::Q4_K
                 } else if iq2_s_or_m {
@@ -317,7 +341,7 @@ impl QuantState {
                     new_type = G::IQ3_S;
                 }
             }
-        } else if cat.is_attn_v_like() {
+        } else if self.v_like(cat) {
             new_type = self.attn_v_type(new_type);
             self.i_attention_wv += 1;
         } else if cat == Category::AttnK {
@@ -369,6 +393,14 @@ impl QuantState {
                 }
             } else if ft == F::Q3_K_L {
                 new_type = G::Q4_K;
+            }
+        } else if cat == Category::AttnQkv {
+            // only reachable with the legacy rules (today attn_qkv takes the attn_v branch)
+            match ft {
+                F::Q3_K_M | F::Q3_K_L | F::IQ3_M => new_type = G::Q4_K,
+                F::Q4_K_M => new_type = G::Q5_K,
+                F::Q5_K_M => new_type = G::Q6_K,
+                _ => {}
             }
         } else if cat == Category::FfnGate || cat == Category::FfnUp {
             let (il, nl) = if cat == Category::FfnGate {
@@ -489,7 +521,7 @@ impl QuantState {
 
 /// `tensor_type_fallback`: a row that is not a whole number of blocks takes a type with a
 /// smaller block, and F16 when even that does not fit.
-pub(crate) fn fallback(t: &Tensor, target: GgmlType) -> GgmlType {
+pub(crate) fn fallback(t: &Tensor, target: GgmlType, rules: QuantRules) -> GgmlType {
     use GgmlType as G;
     let ncols = t.dims.first().copied().unwrap_or(0);
     if ncols % target.block_elems() == 0 {
@@ -504,6 +536,7 @@ pub(crate) fn fallback(t: &Tensor, target: GgmlType) -> GgmlType {
         | G::IQ3_XXS
         | G::IQ3_S
         | G::IQ4_XS => G::IQ4_NL,
+        G::Q2_K | G::Q3_K if rules == QuantRules::Legacy => G::IQ4_NL,
         G::Q2_0 | G::Q2_K | G::Q3_K | G::TQ1_0 | G::TQ2_0 => G::Q4_0,
         G::Q4_K => G::Q5_0,
         G::Q5_K => G::Q5_1,
@@ -556,11 +589,37 @@ mod tests {
             dtype: crate::weights::TensorDtype::Ggml(GgmlType::F16),
             bytes: 0,
         };
-        assert_eq!(fallback(&t(128), GgmlType::Q4_K), GgmlType::Q5_0);
-        assert_eq!(fallback(&t(128), GgmlType::Q6_K), GgmlType::Q8_0);
-        assert_eq!(fallback(&t(128), GgmlType::IQ4_XS), GgmlType::IQ4_NL);
-        assert_eq!(fallback(&t(80), GgmlType::Q4_K), GgmlType::F16);
-        assert_eq!(fallback(&t(256), GgmlType::Q4_K), GgmlType::Q4_K);
-        assert_eq!(fallback(&t(0), GgmlType::Q4_K), GgmlType::Q4_K);
+        assert_eq!(
+            fallback(&t(128), GgmlType::Q4_K, QuantRules::Current),
+            GgmlType::Q5_0
+        );
+        assert_eq!(
+            fallback(&t(128), GgmlType::Q6_K, QuantRules::Current),
+            GgmlType::Q8_0
+        );
+        assert_eq!(
+            fallback(&t(128), GgmlType::IQ4_XS, QuantRules::Current),
+            GgmlType::IQ4_NL
+        );
+        assert_eq!(
+            fallback(&t(80), GgmlType::Q4_K, QuantRules::Current),
+            GgmlType::F16
+        );
+        assert_eq!(
+            fallback(&t(256), GgmlType::Q4_K, QuantRules::Current),
+            GgmlType::Q4_K
+        );
+        assert_eq!(
+            fallback(&t(0), GgmlType::Q4_K, QuantRules::Current),
+            GgmlType::Q4_K
+        );
+        assert_eq!(
+            fallback(&t(128), GgmlType::Q3_K, QuantRules::Current),
+            GgmlType::Q4_0
+        );
+        assert_eq!(
+            fallback(&t(128), GgmlType::Q3_K, QuantRules::Legacy),
+            GgmlType::IQ4_NL
+        );
     }
 }
