@@ -1,0 +1,504 @@
+//! The snapshot's structure, read out of a decoded pickle into typed segments, blocks and trace
+//! entries. Every torch era is accepted:
+//!
+//! - current (torch >= 2.1): a dict with `segments`, `device_traces` and, from ~2.3, more keys;
+//! - legacy (torch 2.0): blocks carry `history` instead of `frames` and have no `address`;
+//! - a bare segment list, what `torch.cuda.memory_snapshot()` returns.
+//!
+//! Key names and types: torch/csrc/cuda/Module.cpp `THCPModule_memorySnapshot` (torch 2.1-2.9) and
+//! torch/cuda/_memory_viz.py `_block_extra_legacy` (torch 2.0 history blocks).
+
+use super::pickle::{Node, NodeId, Pickle, Value};
+use std::collections::HashMap;
+use thiserror::Error;
+
+/// Which producer wrote the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotFormat {
+    /// `torch.cuda.memory._snapshot()` dict, torch >= 2.1.
+    Current,
+    /// torch 2.0 dict: blocks carry `history`.
+    Legacy,
+    /// `torch.cuda.memory_snapshot()`: the segment list alone, no trace.
+    SegmentList,
+}
+
+/// A block's state (Module.cpp: `active_allocated`, `active_pending_free`, `inactive`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockState {
+    /// Holds a live tensor.
+    Allocated,
+    /// Freed, but waiting for another stream's work (`record_stream`); the memory.py docstring
+    /// calls it `active_awaiting_free`, the C++ writes `active_pending_free`.
+    PendingFree,
+    /// Free and cached: reusable by the allocator, not by other processes.
+    Inactive,
+    /// A state this reader does not know; counted as active, neither allocated nor free.
+    Unknown,
+}
+
+/// One block of a segment.
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub address: u64,
+    pub size: u64,
+    /// What the caller asked for before rounding: `requested_size`, else (torch 2.0)
+    /// `history[0].real_size`, else `size`.
+    pub requested_size: u64,
+    pub state: BlockState,
+    /// Allocation site of the current occupant, an index into [`Snapshot::sites`].
+    pub site: Option<u32>,
+}
+
+/// One segment: a cudaMalloc (or an expandable-segment mapping) and its blocks.
+#[derive(Clone, Debug)]
+pub struct Segment {
+    pub device: i64,
+    pub address: u64,
+    pub total_size: u64,
+    /// `cudaStream_t` as an integer (0 = default stream).
+    pub stream: u64,
+    /// `large` or `small` pool (requests above / up to 1 MiB).
+    pub segment_type: String,
+    /// `(0, 0)` is the default pool; anything else a private pool (CUDA graphs, MemPool).
+    pub pool: (i64, i64),
+    pub is_expandable: bool,
+    pub blocks: Vec<Block>,
+}
+
+/// What a trace entry records (CUDACachingAllocator.h `TraceEntry::Action`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    Alloc,
+    FreeRequested,
+    FreeCompleted,
+    SegmentAlloc,
+    SegmentFree,
+    SegmentMap,
+    SegmentUnmap,
+    Snapshot,
+    Oom,
+    Other,
+}
+
+impl Action {
+    fn parse(s: &str) -> Action {
+        match s {
+            "alloc" => Action::Alloc,
+            "free_requested" => Action::FreeRequested,
+            "free_completed" => Action::FreeCompleted,
+            "segment_alloc" => Action::SegmentAlloc,
+            "segment_free" => Action::SegmentFree,
+            "segment_map" => Action::SegmentMap,
+            "segment_unmap" => Action::SegmentUnmap,
+            "snapshot" => Action::Snapshot,
+            "oom" => Action::Oom,
+            _ => Action::Other,
+        }
+    }
+}
+
+/// One `device_traces[d][i]` entry.
+#[derive(Clone, Debug)]
+pub struct TraceEntry {
+    pub action: Action,
+    /// The action's name as written (also for [`Action::Other`]).
+    pub action_name: String,
+    /// Block or segment address; for `oom` the `device_free` bytes instead (Module.cpp writes
+    /// `device_free` in place of `addr` for OOM entries).
+    pub addr: u64,
+    pub size: u64,
+    pub stream: u64,
+    /// Microseconds since the epoch (torch >= ~2.2).
+    pub time_us: Option<i64>,
+    pub site: Option<u32>,
+}
+
+/// A whole snapshot file.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub format: SnapshotFormat,
+    pub segments: Vec<Segment>,
+    /// One list per device index, oldest first (a ring buffer of `max_entries`).
+    pub device_traces: Vec<Vec<TraceEntry>>,
+    /// Allocation sites, `file:line (function)`, referred to by index.
+    pub sites: Vec<String>,
+}
+
+/// Why the decoded pickle is not a memory snapshot. One line, naming the offending value.
+#[derive(Debug, Error, PartialEq)]
+pub enum FormatError {
+    #[error("the pickle holds {0}, not a memory snapshot (expected a dict with 'segments' or a list of segments)")]
+    NotASnapshot(&'static str),
+    #[error("{at}: '{key}' is missing")]
+    Missing { at: String, key: &'static str },
+    #[error("{at}: '{key}' is {found}, expected {expected}")]
+    Type {
+        at: String,
+        key: &'static str,
+        found: String,
+        expected: &'static str,
+    },
+}
+
+/// Reads the typed snapshot out of a decoded pickle.
+pub fn from_pickle(p: &Pickle) -> Result<Snapshot, FormatError> {
+    let root = p.unwrap(p.root());
+    let mut reader = Reader {
+        p,
+        sites: Vec::new(),
+        site_index: HashMap::new(),
+        site_of_frames: HashMap::new(),
+    };
+    let (segments_v, traces_v) = if p.as_dict(root).is_some() {
+        let segs = p.get(root, "segments").ok_or(FormatError::Missing {
+            at: "snapshot".into(),
+            key: "segments",
+        })?;
+        (segs, p.get(root, "device_traces"))
+    } else if p.as_seq(root).is_some() {
+        (root, None)
+    } else {
+        return Err(FormatError::NotASnapshot(kind_name(p, root)));
+    };
+    let segs = seq(p, segments_v, "snapshot", "segments")?;
+    let mut segments = Vec::with_capacity(segs.len());
+    let mut legacy = false;
+    for (i, s) in segs.iter().enumerate() {
+        let (seg, seg_legacy) = reader.segment(*s, i)?;
+        legacy |= seg_legacy;
+        segments.push(seg);
+    }
+    let mut device_traces = Vec::new();
+    if let Some(tv) = traces_v.filter(|v| *v != Value::None) {
+        for (d, dev) in seq(p, tv, "snapshot", "device_traces")?.iter().enumerate() {
+            let at = format!("device_traces[{d}]");
+            let entries = p
+                .as_seq(p.unwrap(*dev))
+                .ok_or_else(|| type_err(p, &at, "entries", *dev, "a list"))?;
+            let mut out = Vec::with_capacity(entries.len());
+            for (i, e) in entries.iter().enumerate() {
+                out.push(reader.trace_entry(*e, d, i)?);
+            }
+            device_traces.push(out);
+        }
+    }
+    let format = if p.as_seq(root).is_some() {
+        SnapshotFormat::SegmentList
+    } else if legacy {
+        SnapshotFormat::Legacy
+    } else {
+        SnapshotFormat::Current
+    };
+    Ok(Snapshot {
+        format,
+        segments,
+        device_traces,
+        sites: reader.sites,
+    })
+}
+
+struct Reader<'p> {
+    p: &'p Pickle,
+    sites: Vec<String>,
+    site_index: HashMap<String, u32>,
+    /// Frame lists are shared objects: their site is worked out once per list.
+    site_of_frames: HashMap<NodeId, Option<u32>>,
+}
+
+impl Reader<'_> {
+    fn segment(&mut self, v: Value, i: usize) -> Result<(Segment, bool), FormatError> {
+        let p = self.p;
+        let v = p.unwrap(v);
+        let at = format!("segments[{i}]");
+        if p.as_dict(v).is_none() {
+            return Err(type_err(p, "snapshot", "segments", v, "a list of dicts"));
+        }
+        let address = uint(p, v, &at, "address")?;
+        let total_size = uint(p, v, &at, "total_size")?;
+        let device = opt_int(p, v, &at, "device")?.unwrap_or(0) as i64;
+        // streams are cudaStream_t pointers cast to int64 (Module.cpp) or uint64 (XPU)
+        let stream = opt_int(p, v, &at, "stream")?.unwrap_or(0) as u64;
+        let segment_type = match p.get(v, "segment_type") {
+            Some(t) => p
+                .as_str(t)
+                .ok_or_else(|| type_err(p, &at, "segment_type", t, "a string"))?
+                .to_string(),
+            None => "large".to_string(),
+        };
+        let pool = match p.get(v, "segment_pool_id") {
+            Some(t) => {
+                let items = p.as_seq(p.unwrap(t)).unwrap_or(&[]);
+                match items {
+                    [a, b] => (
+                        p.as_int(*a).unwrap_or(0) as i64,
+                        p.as_int(*b).unwrap_or(0) as i64,
+                    ),
+                    _ => return Err(type_err(p, &at, "segment_pool_id", t, "a pair of ints")),
+                }
+            }
+            None => (0, 0),
+        };
+        let is_expandable = matches!(p.get(v, "is_expandable"), Some(Value::Bool(true)));
+        let blocks_v = p.get(v, "blocks").ok_or(FormatError::Missing {
+            at: at.clone(),
+            key: "blocks",
+        })?;
+        let blocks_items = seq(p, blocks_v, &at, "blocks")?;
+        let mut blocks = Vec::with_capacity(blocks_items.len());
+        let mut legacy = false;
+        let mut next_address = address;
+        for (j, b) in blocks_items.iter().enumerate() {
+            let bat = format!("{at}.blocks[{j}]");
+            let b = p.unwrap(*b);
+            if p.as_dict(b).is_none() {
+                return Err(type_err(p, &at, "blocks", b, "a list of dicts"));
+            }
+            let size = uint(p, b, &bat, "size")?;
+            let state = match p.get(b, "state") {
+                Some(s) => match p.as_str(s) {
+                    Some("active_allocated") => BlockState::Allocated,
+                    Some("active_pending_free") | Some("active_awaiting_free") => {
+                        BlockState::PendingFree
+                    }
+                    Some("inactive") => BlockState::Inactive,
+                    Some(_) => BlockState::Unknown,
+                    None => return Err(type_err(p, &bat, "state", s, "a string")),
+                },
+                None => {
+                    return Err(FormatError::Missing {
+                        at: bat,
+                        key: "state",
+                    })
+                }
+            };
+            // torch 2.0 blocks: no address (it follows from the segment's and the sizes before),
+            // frames and real size in history[0] (_memory_viz.py `_block_extra_legacy`).
+            let history0 = p
+                .get(b, "history")
+                .and_then(|h| p.as_seq(p.unwrap(h))?.first().copied());
+            legacy |= p.get(b, "history").is_some() && p.get(b, "frames").is_none();
+            let block_address = match p.get(b, "address") {
+                Some(_) => uint(p, b, &bat, "address")?,
+                None => next_address,
+            };
+            next_address = block_address.wrapping_add(size);
+            let requested_size = if p.get(b, "requested_size").is_some() {
+                uint(p, b, &bat, "requested_size")?
+            } else if let Some(h) = history0.filter(|h| p.get(*h, "real_size").is_some()) {
+                uint(p, h, &format!("{bat}.history[0]"), "real_size")?
+            } else {
+                size
+            };
+            let frames = p
+                .get(b, "frames")
+                .or_else(|| history0.and_then(|h| p.get(h, "frames")));
+            let site = match (state, frames) {
+                (BlockState::Allocated, Some(f)) => self.site(f),
+                _ => None,
+            };
+            blocks.push(Block {
+                address: block_address,
+                size,
+                requested_size,
+                state,
+                site,
+            });
+        }
+        let seg = Segment {
+            device,
+            address,
+            total_size,
+            stream,
+            segment_type,
+            pool,
+            is_expandable,
+            blocks,
+        };
+        Ok((seg, legacy))
+    }
+
+    fn trace_entry(&mut self, v: Value, d: usize, i: usize) -> Result<TraceEntry, FormatError> {
+        let p = self.p;
+        let v = p.unwrap(v);
+        let at = format!("device_traces[{d}][{i}]");
+        if p.as_dict(v).is_none() {
+            return Err(type_err(
+                p,
+                &format!("device_traces[{d}]"),
+                "entries",
+                v,
+                "a list of dicts",
+            ));
+        }
+        let action_v = p.get(v, "action").ok_or(FormatError::Missing {
+            at: at.clone(),
+            key: "action",
+        })?;
+        let action_name = p
+            .as_str(action_v)
+            .ok_or_else(|| type_err(p, &at, "action", action_v, "a string"))?;
+        let action = Action::parse(action_name);
+        let addr_key = if action == Action::Oom {
+            "device_free"
+        } else {
+            "addr"
+        };
+        let addr = match p.get(v, addr_key) {
+            Some(_) => uint(p, v, &at, addr_key)?,
+            None if action == Action::Oom => {
+                return Err(FormatError::Missing {
+                    at,
+                    key: "device_free",
+                })
+            }
+            None => 0,
+        };
+        let size = match p.get(v, "size") {
+            Some(_) => uint(p, v, &at, "size")?,
+            None => 0,
+        };
+        let stream = opt_int(p, v, &at, "stream")?.unwrap_or(0) as u64;
+        let time_us = opt_int(p, v, &at, "time_us")?.map(|t| t as i64);
+        let site = p.get(v, "frames").and_then(|f| self.site(f));
+        Ok(TraceEntry {
+            action,
+            action_name: action_name.to_string(),
+            addr,
+            size,
+            stream,
+            time_us,
+            site,
+        })
+    }
+
+    /// The allocation site of a frame list, innermost frame first: the first Python frame outside
+    /// torch's own package, else the first Python frame, else the first named C++ frame that is
+    /// not the allocator's or the traceback recorder's own.
+    fn site(&mut self, frames: Value) -> Option<u32> {
+        let Value::Ref(key) = self.p.unwrap(frames) else {
+            return None;
+        };
+        if let Some(s) = self.site_of_frames.get(&key) {
+            return *s;
+        }
+        let label = site_label(self.p, frames);
+        let id = label.map(|l| match self.site_index.get(&l) {
+            Some(id) => *id,
+            None => {
+                let id = self.sites.len() as u32;
+                self.site_index.insert(l.clone(), id);
+                self.sites.push(l);
+                id
+            }
+        });
+        self.site_of_frames.insert(key, id);
+        id
+    }
+}
+
+/// `file:line (function)` of the frame that best names who allocated (see [`Reader::site`]).
+fn site_label(p: &Pickle, frames: Value) -> Option<String> {
+    let items = p.as_seq(p.unwrap(frames))?;
+    let parts = |f: Value| -> Option<(&str, i128, &str)> {
+        let f = p.unwrap(f);
+        let filename = p.get(f, "filename").and_then(|v| p.as_str(v)).unwrap_or("");
+        let line = p.get(f, "line").and_then(|v| p.as_int(v)).unwrap_or(0);
+        let name = p.get(f, "name").and_then(|v| p.as_str(v)).unwrap_or("");
+        Some((filename, line, name))
+    };
+    let is_py = |f: &str| f.to_ascii_lowercase().ends_with(".py");
+    let in_torch = |f: &str| f.contains("/torch/") || f.contains("\\torch\\");
+    // The traceback gatherer and the allocator itself (memory_snapshot.cpp, CapturedTraceback.cpp,
+    // CUDACachingAllocator.cpp) top every C++ stack and name no caller.
+    let machinery = |n: &str| MACHINERY.iter().any(|m| n.contains(m));
+    let all: Vec<_> = items.iter().filter_map(|f| parts(*f)).collect();
+    let chosen = all
+        .iter()
+        .find(|(f, _, _)| is_py(f) && !in_torch(f))
+        .or_else(|| all.iter().find(|(f, _, _)| is_py(f)))
+        .or_else(|| all.iter().find(|(_, _, n)| !n.is_empty() && !machinery(n)))?;
+    let (f, l, n) = chosen;
+    Some(format!("{f}:{l} ({n})"))
+}
+
+/// Function-name fragments of the frames that record a stack rather than request memory.
+const MACHINERY: &[&str] = &[
+    "unwind::unwind",
+    "CapturedTraceback::gather",
+    "gather_with_cpp",
+    "CachingAllocator",
+];
+
+fn kind_name(p: &Pickle, v: Value) -> &'static str {
+    match v {
+        Value::None => "None",
+        Value::Bool(_) => "a bool",
+        Value::Int(_) => "an int",
+        Value::Float(_) => "a float",
+        Value::Ref(id) => match p.node(id) {
+            Node::BigInt(_) => "an int",
+            Node::Str(_) => "a string",
+            Node::Bytes(_) => "bytes",
+            Node::List(_) => "a list",
+            Node::Tuple(_) => "a tuple",
+            Node::Dict(_) => "a dict",
+            Node::Set(_) => "a set",
+            Node::Global { .. } => "a class reference",
+            Node::Object { .. } => "an object",
+        },
+    }
+}
+
+fn type_err(
+    p: &Pickle,
+    at: &str,
+    key: &'static str,
+    v: Value,
+    expected: &'static str,
+) -> FormatError {
+    let found = match (v, p.as_str(v)) {
+        (_, Some(s)) => format!("the string {:?}", s.chars().take(40).collect::<String>()),
+        (Value::Int(i), _) => format!("the int {i}"),
+        _ => kind_name(p, v).to_string(),
+    };
+    FormatError::Type {
+        at: at.to_string(),
+        key,
+        found,
+        expected,
+    }
+}
+
+fn seq<'p>(
+    p: &'p Pickle,
+    v: Value,
+    at: &str,
+    key: &'static str,
+) -> Result<&'p [Value], FormatError> {
+    p.as_seq(p.unwrap(v))
+        .ok_or_else(|| type_err(p, at, key, v, "a list"))
+}
+
+fn opt_int(p: &Pickle, d: Value, at: &str, key: &'static str) -> Result<Option<i128>, FormatError> {
+    match p.get(d, key) {
+        None | Some(Value::None) => Ok(None),
+        Some(v) => p
+            .as_int(v)
+            .map(Some)
+            .ok_or_else(|| type_err(p, at, key, v, "an int")),
+    }
+}
+
+/// A required non-negative int that fits u64.
+fn uint(p: &Pickle, d: Value, at: &str, key: &'static str) -> Result<u64, FormatError> {
+    let v = p.get(d, key).ok_or(FormatError::Missing {
+        at: at.to_string(),
+        key,
+    })?;
+    match p.as_int(v) {
+        Some(i) if (0..=u64::MAX as i128).contains(&i) => Ok(i as u64),
+        _ => Err(type_err(p, at, key, v, "a non-negative int")),
+    }
+}
