@@ -79,7 +79,7 @@ pub struct LayoutInputs<'a> {
     pub max_num_batched_tokens: u64,
     /// `--disable-hybrid-kv-cache-manager`: sliding-window layers are cached as full attention
     pub disable_hybrid: bool,
-    /// compute capability of the GPU (FlashMLA on Hopper forces 64-token blocks for MLA)
+    /// compute capability of the GPU (MLA backends force their block size by architecture)
     pub compute_capability: Option<f64>,
 }
 
@@ -150,11 +150,13 @@ impl KvLayout {
         }
         let has_mla = kv.iter().any(|l| l.kind == KvKind::Mla);
         let mut block_size = inp.block_size.unwrap_or_else(|| {
-            // vllm/platforms/cuda.py: FlashMLA (the MLA default on Hopper/Blackwell) forces 64
-            if has_mla && inp.compute_capability.is_some_and(|c| c >= 9.0) {
-                64
-            } else {
-                16
+            // vllm/platforms/cuda.py `check_and_update_config`: the default MLA backend forces its
+            // block size: FlashMLA on Hopper 64, CUTLASS_MLA on SM100 Blackwell 128 (v0.10.1+,
+            // PR #22738); Triton MLA elsewhere keeps 16
+            match inp.compute_capability {
+                Some(c) if has_mla && (10.0..11.0).contains(&c) => 128,
+                Some(c) if has_mla && (9.0..10.0).contains(&c) => 64,
+                _ => 16,
             }
         });
         let attn_unit_max = kv

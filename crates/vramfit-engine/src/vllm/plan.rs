@@ -68,6 +68,12 @@ pub fn plan(
     render(spec, cfg, out, suggestions)
 }
 
+/// AMD GPUs run vLLM on ROCm.
+fn is_rocm(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("amd") || n.contains("instinct") || n.contains("radeon") || n.contains("mi300")
+}
+
 /// The GPUs the workers run on: `CUDA_VISIBLE_DEVICES` picks and orders them.
 fn worker_gpus(cfg: &VllmConfig, hw: &Hardware, problems: &mut Vec<String>) -> Vec<Gpu> {
     let visible: Vec<Gpu> = match &cfg.visible_devices {
@@ -178,7 +184,9 @@ fn evaluate(
                 act_bytes: dtype.bytes(),
             },
         );
-        let graphs_charged = if cfg.deducts_cuda_graphs() {
+        // gpu_worker.py: the estimate is skipped on ROCm in the v0.21+ code read
+        let rocm = is_rocm(&gpu.name);
+        let graphs_charged = if cfg.deducts_cuda_graphs() && !rocm {
             prof.cuda_graph_bytes
         } else {
             0
@@ -421,7 +429,8 @@ fn render(
             bytes: devices.iter().map(|d| d.kv_cache_bytes).sum(),
             tokens,
             bytes_per_token,
-            max_concurrency: (concurrency * 100.0).floor() / 100.0,
+            // printed with two decimals (`Maximum concurrency ... %.2fx`)
+            max_concurrency: (concurrency * 100.0).round() / 100.0,
         },
         devices,
         max_model_len,
