@@ -332,7 +332,7 @@ fn classify_qweight(
     let g_idx = sibling(by_name, base, "g_idx").map(shape);
     let default_pack = 32 / bits_hint.unwrap_or(DEFAULT_BITS);
     let ratio = |num: u64, den: u64| {
-        (den > 0 && num % den == 0 && num / den >= 1 && num / den <= 32).then(|| num / den)
+        (num.checked_rem(den) == Some(0) && (1..=32).contains(&(num / den))).then(|| num / den)
     };
     let (scheme, pack) = match (q.as_slice(), scales.as_deref(), g_idx.as_deref()) {
         ([rows, _], _, Some([in_features])) => (QuantScheme::Gptq, ratio(*in_features, *rows)),
@@ -374,5 +374,122 @@ fn role_of(name: &str, base: &str, leaf: &str) -> TensorRole {
         // fused MoE expert tensors (`experts.gate_up_proj`, `experts.down_proj`)
         l if l.ends_with("_proj") => TensorRole::Weight,
         _ => TensorRole::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::weights::TensorDtype;
+
+    /// A tensor from its PyTorch shape.
+    fn t(name: &str, dtype: &str, shape: &[u64], bits: u64) -> Tensor {
+        let elems: u64 = shape.iter().product();
+        Tensor {
+            name: name.into(),
+            dims: shape.iter().rev().copied().collect(),
+            dtype: TensorDtype::Named(dtype.into()),
+            bytes: (elems * bits).div_ceil(8),
+        }
+    }
+
+    fn set(tensors: Vec<Tensor>) -> WeightSet {
+        WeightSet {
+            tensors,
+            source: "test".into(),
+        }
+    }
+
+    fn config(bits: u32) -> QuantConfig {
+        QuantConfig {
+            method: "compressed-tensors".into(),
+            bits: Some(bits),
+            group_size: None,
+            format: None,
+            ignore: vec![],
+        }
+    }
+
+    #[test]
+    fn compressed_tensors_pack_width_comes_from_the_config() {
+        // W8A16 pack-quantized: 4 int8 values per I32 word along the input dim of a 64×64 weight
+        let s = set(vec![
+            t("l.weight_packed", "I32", &[64, 16], 32),
+            t("l.weight_scale", "BF16", &[64, 1], 16),
+            t("l.weight_shape", "I64", &[2], 64),
+        ]);
+        assert_eq!(logical_params_with(&s, Some(&config(8))), 64 * 64);
+        // without a config, the 4-bit default: 8 per word
+        assert_eq!(logical_params(&s), 64 * 16 * 8);
+        let c = classify(&s, None);
+        assert_eq!(c[0].scheme, Some(QuantScheme::CompressedTensors));
+        assert_eq!(c[2].role, TensorRole::QuantAux);
+    }
+
+    #[test]
+    fn modelopt_nvfp4_and_bnb_int8_and_native_f4() {
+        let s = set(vec![
+            t("a.weight", "U8", &[64, 32], 8),
+            t("a.weight_scale", "F8_E4M3", &[64, 4], 8),
+            t("a.weight_scale_2", "F32", &[], 32),
+            t("a.input_scale", "F32", &[], 32),
+            t("b.weight", "I8", &[64, 64], 8),
+            t("b.SCB", "F32", &[64], 32),
+            t("c.weight", "F4", &[64, 64], 4),
+        ]);
+        let c = classify(&s, None);
+        assert_eq!(
+            (c[0].scheme, c[0].logical_params),
+            (Some(QuantScheme::Nvfp4), 4096)
+        );
+        assert_eq!(c[1].scheme, Some(QuantScheme::Nvfp4));
+        assert_eq!(
+            (c[4].scheme, c[4].logical_params),
+            (Some(QuantScheme::BitsAndBytes8bit), 4096)
+        );
+        assert_eq!(c[5].role, TensorRole::QuantAux);
+        assert_eq!((c[6].logical_params, s.tensors[6].bytes), (4096, 2048));
+        assert_eq!(logical_params(&s), 3 * 4096);
+    }
+
+    #[test]
+    fn gptq_without_g_idx_uses_the_bits_hint() {
+        // GPTQ packs along the input dim: qweight [in/pack, out]; scales share the out dim
+        let s = set(vec![
+            t("l.qweight", "I32", &[16, 64], 32),
+            t("l.qzeros", "I32", &[1, 16], 32),
+            t("l.scales", "F16", &[1, 64], 16),
+        ]);
+        let c = classify(&s, None);
+        assert_eq!(
+            (c[0].scheme, c[0].logical_params),
+            (Some(QuantScheme::Gptq), 16 * 64 * 8)
+        );
+        let mut q = config(8);
+        q.method = "gptq".into();
+        assert_eq!(logical_params_with(&s, Some(&q)), 16 * 64 * 4);
+    }
+
+    #[test]
+    fn roles_from_module_names() {
+        let s = set(vec![
+            t("transformer.wte.weight", "BF16", &[100, 8], 16),
+            t("transformer.h.0.ln_1.weight", "BF16", &[8], 16),
+            t("model.layers.0.mixer.A_log", "F32", &[8], 32),
+            t(
+                "model.layers.0.mlp.experts.gate_up_proj",
+                "BF16",
+                &[2, 8, 16],
+                16,
+            ),
+            t("model.layers.0.self_attn.q_proj.bias", "BF16", &[8], 16),
+            t("model.layers.0.self_attn.q_norm.weight", "BF16", &[8], 16),
+        ]);
+        let roles: Vec<TensorRole> = classify(&s, None).iter().map(|c| c.role).collect();
+        use TensorRole::*;
+        assert_eq!(roles, [Embedding, Norm, Other, Weight, Other, Norm]);
+        let sum = quant_summary(&s, None);
+        assert_eq!(sum.logical_params, s.total_elems());
+        assert!(sum.schemes.is_empty());
     }
 }
