@@ -97,8 +97,9 @@ fn cases() -> Vec<Case> {
                 "8192",
             ],
             version: "0.23.0",
-            // RTX 5070 Ti: nvidia-smi 16303 MiB
-            gpus: vec![("NVIDIA GeForce RTX 5070 Ti", mib(16303), mib(16303), 12.0)],
+            // RTX 5070 Ti: the total is not printed (WSL2); the embedded GPU catalog's estimate
+            // (16 GiB − 12 MiB) is what `check --gpu "RTX 5070 Ti"` uses
+            gpus: vec![("NVIDIA GeForce RTX 5070 Ti", mib(16372), mib(16372), 12.0)],
             config: nvfp4,
             weights: Some((0, 10705205985)),
             available_kv: Some((0, 2609192632)),
