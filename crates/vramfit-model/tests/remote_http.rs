@@ -593,3 +593,52 @@ fn environment_settings_drive_the_free_functions() {
     assert!(matches!(err, RemoteError::NotFound { .. }), "{err}");
     assert_eq!(server.served().1, 1);
 }
+
+#[test]
+fn hub_repo_without_index_or_model_safetensors_is_listed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start();
+    let path = dir.path().join("consolidated.safetensors");
+    let bytes = sparse_safetensors(&path, &layer_tensors(0..1));
+    server.route(
+        "/org/mistral/resolve/main/consolidated.safetensors",
+        Route::File { path, ranges: true },
+    );
+    let info = dir.path().join("info.json");
+    std::fs::write(
+        &info,
+        r#"{"siblings":[{"rfilename":"params.json"},{"rfilename":"consolidated.safetensors"},{"rfilename":"sub/x.safetensors"}]}"#,
+    )
+    .unwrap();
+    server.route(
+        "/api/models/org/mistral",
+        Route::File {
+            path: info,
+            ranges: true,
+        },
+    );
+    let ckpt = read_checkpoint_hub(&client(None, &server.base), "org/mistral", "main").unwrap();
+    assert_eq!(ckpt.shards.len(), 1);
+    assert_eq!(ckpt.shards[0].file, "consolidated.safetensors");
+    assert_eq!(ckpt.weights.total_bytes(), bytes);
+    // index 404, model.safetensors 404, listing, one shard
+    assert_eq!((ckpt.fetch.unwrap().round_trips, server.served().1), (4, 4));
+
+    // a repo with no safetensors at all: one line naming the repo
+    let empty = dir.path().join("empty.json");
+    std::fs::write(
+        &empty,
+        r#"{"siblings":[{"rfilename":"pytorch_model.bin"}]}"#,
+    )
+    .unwrap();
+    server.route(
+        "/api/models/org/old",
+        Route::File {
+            path: empty,
+            ranges: true,
+        },
+    );
+    let err = read_checkpoint_hub(&client(None, &server.base), "org/old", "main").unwrap_err();
+    assert!(matches!(err, StError::NoCheckpoint { .. }), "{err}");
+    assert!(err.to_string().contains("org/old@main"), "{err}");
+}

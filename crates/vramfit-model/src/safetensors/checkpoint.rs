@@ -194,7 +194,18 @@ pub fn read_checkpoint_url(client: &HubClient, url: &str) -> Result<Checkpoint, 
         (None, Some(l)) => vec![l.to_string()],
         (None, None) => vec![SINGLE_FILE.to_string()],
     };
-    let mut total = index_cost;
+    read_remote(client, base, index, files, index_cost)
+}
+
+/// Read the shards under `base` (the index's, or `files`), adding their cost to `cost`.
+fn read_remote(
+    client: &HubClient,
+    base: &str,
+    index: Option<Index>,
+    files: Vec<String>,
+    cost: FetchStats,
+) -> Result<Checkpoint, StError> {
+    let mut total = cost;
     let mut ckpt = merge_shards(
         base,
         index,
@@ -218,7 +229,31 @@ pub fn read_checkpoint_hub(
 ) -> Result<Checkpoint, StError> {
     crate::remote::check_repo_id(repo)?;
     let base = client.config.file_url(repo, revision, "");
-    read_checkpoint_url(client, base.trim_end_matches('/'))
+    let base = base.trim_end_matches('/');
+    match read_checkpoint_url(client, base) {
+        // neither index nor model.safetensors: ask the Hub which safetensors files the repo
+        // has at its top level (`consolidated.safetensors`, unindexed shards) and read those
+        Err(StError::Remote(RemoteError::NotFound { url })) if url.ends_with(SINGLE_FILE) => {
+            let mut files: Vec<String> = client
+                .list_files(repo, revision)?
+                .into_iter()
+                .filter(|f| f.ends_with(".safetensors") && !f.contains('/'))
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(StError::NoCheckpoint {
+                    dir: format!("{repo}@{revision}"),
+                });
+            }
+            // two requests that found nothing, one listing
+            let cost = FetchStats {
+                bytes_fetched: 0,
+                round_trips: 3,
+            };
+            read_remote(client, base, None, files, cost)
+        }
+        other => other,
+    }
 }
 
 fn open_file(path: &Path) -> Result<FileSource, StError> {

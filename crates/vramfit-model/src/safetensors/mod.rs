@@ -63,7 +63,7 @@ pub enum StError {
     },
     #[error("{file}: {message}")]
     BadIndex { file: String, message: String },
-    #[error("{dir}: no model.safetensors.index.json, model.safetensors or other *.safetensors file there; point at a model snapshot directory")]
+    #[error("{dir}: no model.safetensors.index.json, model.safetensors or other *.safetensors file there; is it a GGUF or .bin-only model?")]
     NoCheckpoint { dir: String },
 }
 
