@@ -356,10 +356,8 @@ fn build_layer(
     if let Some(state) = &layer.parallel_ssm {
         recurrent::mixer(b, spec, family, il, state);
     }
-    if st.post_norms {
-        if has_mixer {
-            norm(b, st, il, "post_attention_norm", n_embd);
-        }
+    if st.post_norms && has_mixer {
+        norm(b, st, il, "post_attention_norm", n_embd);
     }
 
     let has_ffn = !matches!(layer.ffn, crate::spec::FfnKind::None);

@@ -110,7 +110,7 @@ impl Builder {
     /// Add a tensor with ggml-order dims; zero-sized tensors (from odd specs) are skipped.
     pub(crate) fn add(&mut self, name: impl Into<String>, dims: &[u64]) {
         let name = name.into();
-        if dims.is_empty() || dims.iter().any(|&d| d == 0) {
+        if dims.is_empty() || dims.contains(&0) {
             return;
         }
         let ty = if keeps_f32(&name, dims) {

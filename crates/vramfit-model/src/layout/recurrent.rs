@@ -32,11 +32,12 @@ pub(crate) fn mixer(
 }
 
 fn div(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        0
-    } else {
-        a / b
-    }
+    a.checked_div(b).unwrap_or(0)
+}
+
+/// `a` is a whole multiple of a non-zero `b`.
+fn divides(b: u64, a: u64) -> bool {
+    a.checked_rem(b) == Some(0)
 }
 
 /// Mamba-1 (Jamba): `d_inner` from the conv state `(d_conv-1) * d_inner`, `d_state` from the
@@ -68,11 +69,11 @@ fn mamba2_geometry(s: &RecurrentState) -> (u64, u64, u64, u64) {
     let conv_dim = div(s.conv_elems, D_CONV_DEFAULT - 1);
     for d_state in [128u64, 256, 64, 16] {
         let d_inner = div(s.ssm_elems, d_state);
-        if d_inner == 0 || s.ssm_elems % d_state != 0 || conv_dim <= d_inner {
+        if d_inner == 0 || !divides(d_state, s.ssm_elems) || conv_dim <= d_inner {
             continue;
         }
         let extra = conv_dim - d_inner;
-        if extra % (2 * d_state) == 0 && d_inner % MAMBA2_HEAD_DIM == 0 {
+        if divides(2 * d_state, extra) && divides(MAMBA2_HEAD_DIM, d_inner) {
             return (
                 d_inner,
                 d_state,

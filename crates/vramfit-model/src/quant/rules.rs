@@ -291,9 +291,8 @@ impl QuantState {
         if cat == Category::Output || (self.has_tied_embeddings && cat == Category::TokenEmbd) {
             // the output matrix (or the tied embedding that serves as it)
             let nx = t.dims.first().copied().unwrap_or(0);
-            if ft == F::MXFP4_MOE {
-                new_type = G::Q8_0;
-            } else if self.is_falcon || nx % new_type.block_elems() != 0 {
+            // MXFP4_MOE, Falcon, and rows that do not fit the default type's block: q8_0
+            if ft == F::MXFP4_MOE || self.is_falcon || nx % new_type.block_elems() != 0 {
                 new_type = G::Q8_0;
             } else if matches!(
                 ft,
@@ -472,11 +471,7 @@ impl QuantState {
         let ft = self.ftype;
         match ft {
             F::Q2_K => new_type = G::Q3_K,
-            F::Q2_K_S => {
-                if il < nl / 8 {
-                    new_type = G::Q4_K
-                }
-            }
+            F::Q2_K_S if il < nl / 8 => new_type = G::Q4_K,
             F::IQ3_XXS if !self.has_imatrix => {
                 new_type = if il < nl / 8 { G::Q4_K } else { G::Q3_K }
             }
