@@ -1,0 +1,607 @@
+//! Rules for the engines' own messages (vLLM, SGLang, TGI, llama.cpp, Ollama), the host, and
+//! lookalikes. Each rule names the engine behaviour it rests on.
+
+use vramfit_model::units::{fmt_bytes, GIB};
+
+use super::{torch, Cause, Context, Finding};
+use crate::events::{BufferKind, HostKill, LogEvent, NotOomKind, TorchOom};
+use crate::fixes::{
+    layers_that_fit, llama_ctx_that_fits, pow2_floor, vllm_len_that_fits, vllm_util_for_free, Fix,
+    LLAMA_FIT_MARGIN, VLLM_BLOCK,
+};
+use crate::settings::Engine;
+
+pub(crate) fn vllm(ctx: &Context) -> Finding {
+    match &ctx.events[ctx.at].event {
+        LogEvent::VllmKvTooSmall { max_model_len, needed, available, estimated_max_model_len } => {
+            kv_too_small(ctx, *max_model_len, *needed, *available, *estimated_max_model_len)
+        }
+        LogEvent::VllmV0KvTooSmall { max_model_len, kv_tokens } => {
+            let fit = kv_tokens / VLLM_BLOCK * VLLM_BLOCK;
+            Finding::new(Cause::KvCache, 0.9, format!("vLLM's KV cache holds {kv_tokens} tokens, fewer than one request of max_model_len {max_model_len} needs."))
+                .fact(format!("max_model_len {max_model_len} > {kv_tokens} KV tokens"))
+                .fix(Fix::flag("--max-model-len", fit, "largest context the KV cache holds (V0: one request must fit in the cache's tokens)"))
+        }
+        LogEvent::VllmNoCacheBlocks => no_cache_blocks(ctx),
+        LogEvent::VllmFreeBelowDesired { free, total, utilization, desired } => {
+            let others = total.saturating_sub(*free);
+            let mut f = Finding::new(Cause::OtherProcesses, 0.9, format!("vLLM wanted {:.2} x {} = {} but only {} was free at start-up: {} of the GPU is already in use by other processes (or a previous instance).", utilization, fmt_bytes(*total), fmt_bytes(*desired), fmt_bytes(*free), fmt_bytes(others)))
+                .fact(format!("free {} / total {}; desired {}", fmt_bytes(*free), fmt_bytes(*total), fmt_bytes(*desired)));
+            if let Some(u) = vllm_util_for_free(*free, *total) {
+                f = f.fix(Fix::flag("--gpu-memory-utilization", format!("{u:.2}"), format!("other processes hold {}: the largest fraction of the total that is free", fmt_bytes(others))));
+            }
+            f.fix(Fix::action(format!("stop the other GPU processes (nvidia-smi) to get back {}", fmt_bytes(others))))
+        }
+        LogEvent::VllmProfilingFreeGrew { initial_free, current_free } => {
+            Finding::new(Cause::OtherProcesses, 0.7, format!("Free GPU memory rose from {} to {} while vLLM profiled: another process released memory during start-up, so vLLM's measurement is void.", fmt_bytes(*initial_free), fmt_bytes(*current_free)))
+                .fix(Fix::action("run vLLM alone on the GPU (own container or CUDA_VISIBLE_DEVICES), or start it after the other process settles"))
+        }
+        LogEvent::VllmSamplerWarmupOom { num_requests } => sampler(
+            ctx,
+            format!("vLLM ran out of memory warming up the sampler with {num_requests} dummy requests: max_num_seqs rows of logits (vocab x fp32) at once."),
+            Some(*num_requests),
+        ),
+        _ => Finding::new(Cause::Unknown, 0.2, "An engine message vramfit has no rule for."),
+    }
+}
+
+fn kv_too_small(
+    ctx: &Context,
+    len: u64,
+    needed: u64,
+    available: u64,
+    estimate: Option<u64>,
+) -> Finding {
+    let mut f = Finding::new(
+        Cause::KvCache,
+        0.9,
+        format!("One request of max_model_len {len} needs {} of KV cache; only {} is left for it after weights, activations and graphs.", fmt_bytes(needed), fmt_bytes(available)),
+    )
+    .fact(format!("max_model_len {len} needs {} KV; {} available", fmt_bytes(needed), fmt_bytes(available)));
+    let fit = estimate
+        .map(|e| (e, "largest context that fits (vLLM's own estimate)"))
+        .or_else(|| {
+            ctx.fx
+                .vllm_max_model_len(ctx.settings, available)
+                .map(|e| (e, "largest context that fits (engine model)"))
+        })
+        .or_else(|| {
+            vllm_len_that_fits(len, needed, available).map(|e| {
+                (
+                    e,
+                    "largest context that fits (KV scaled to what is available, 16-token blocks)",
+                )
+            })
+        });
+    if let Some((n, why)) = fit {
+        f = f.fix(Fix::flag("--max-model-len", n, why));
+    }
+    if let (Some(u), Some(total)) = (ctx.utilization(), ctx.gpu_total()) {
+        let want = u + (needed - available.min(needed)) as f64 / total as f64;
+        let want = (want * 100.0).ceil() / 100.0;
+        if want <= 0.95 {
+            f = f.fix(Fix::flag(
+                "--gpu-memory-utilization",
+                format!("{want:.2}"),
+                format!(
+                    "adds the missing {} to the budget (now {u:.2})",
+                    fmt_bytes(needed - available.min(needed))
+                ),
+            ));
+        }
+    }
+    let fp8 = ctx
+        .settings
+        .kv_cache_dtype
+        .as_deref()
+        .is_some_and(|d| d.contains("fp8"));
+    if !fp8 && needed / 2 <= available {
+        f = f.fix(Fix::flag(
+            "--kv-cache-dtype",
+            "fp8",
+            format!(
+                "halves KV per token: max_model_len {len} then needs {}",
+                fmt_bytes(needed / 2)
+            ),
+        ));
+    }
+    f.fix(Fix::action(
+        "more GPUs: --tensor-parallel-size splits the KV heads across them",
+    ))
+}
+
+fn no_cache_blocks(ctx: &Context) -> Finding {
+    let head = "vLLM had no memory left for KV cache blocks after weights, activations and non-torch memory";
+    let breakdown = ctx.find(|e| match e {
+        LogEvent::VllmBreakdown {
+            weights,
+            non_torch,
+            activation,
+            ..
+        } => Some((*weights, *non_torch, *activation)),
+        _ => None,
+    });
+    let util = ctx.utilization();
+    let total = ctx.gpu_total();
+    let loaded = breakdown.map(|b| b.0).or_else(|| {
+        ctx.find(|e| match e {
+            LogEvent::VllmWeightsLoaded { bytes } => Some(*bytes),
+            _ => None,
+        })
+    });
+    if let (Some(w), Some(t)) = (loaded, total) {
+        if w as f64 >= t as f64 * 0.95 {
+            return weights(
+                ctx,
+                format!(
+                    "{head}: the weights alone take {} of the GPU's {}.",
+                    fmt_bytes(w),
+                    fmt_bytes(t)
+                ),
+            );
+        }
+    }
+    if let (Some((w, n, a)), Some(t)) = (breakdown, total) {
+        // the smallest utilization that leaves at least 1 GiB for KV (vllm/worker/worker.py budget)
+        let need = ((w + n + a + GIB) as f64 / t as f64 * 100.0).ceil() / 100.0;
+        if a > w && a > GIB {
+            return activation(
+                ctx,
+                format!(
+                    "{head}: the profiled activation peak ({}) exceeds the weights ({}).",
+                    fmt_bytes(a),
+                    fmt_bytes(w)
+                ),
+            );
+        }
+        let mut f = Finding::new(Cause::KvCache, 0.75, format!("{head}: weights {} + non-torch {} + activation peak {} leave nothing of the budget.", fmt_bytes(w), fmt_bytes(n), fmt_bytes(a)));
+        if need <= 0.95 {
+            f = f.fix(Fix::flag(
+                "--gpu-memory-utilization",
+                format!("{need:.2}"),
+                "smallest budget leaving 1 GiB for KV blocks",
+            ));
+        }
+        return f;
+    }
+    match util {
+        Some(u) if u < 0.5 => Finding::new(Cause::KvCache, 0.8, format!("{head}: gpu_memory_utilization {u:.2} gives vLLM too small a share of the GPU for weights plus activations."))
+            .fact(format!("gpu_memory_utilization {u:.2}"))
+            .fix(Fix::flag("--gpu-memory-utilization", "0.90", "vLLM's long-standing default share (vllm/config/cache.py)")),
+        _ => {
+            let mut f = Finding::new(Cause::KvCache, 0.5, format!("{head}. The same message comes from a budget too small for the model, a large profiling batch, or (old vLLM) fragmentation during profiling; the log does not show the budget split."));
+            let next = util.map_or(0.9, |u| (u + 0.05).min(0.95));
+            f = f.fix(Fix::flag("--gpu-memory-utilization", format!("{next:.2}"), "a larger share for weights + activations + KV"));
+            if let Some(b) = ctx.settings.max_num_batched_tokens {
+                f = f.fix(Fix::flag("--max-num-batched-tokens", pow2_floor(b / 2), format!("halves the profiled activation peak (now {b})")));
+            }
+            f.fix(Fix::flag("--enforce-eager", "", "no CUDA graphs to budget for"))
+                .fix(Fix::action("upgrade vLLM: versions before 0.2.7 measured free memory without emptying the allocator cache (vllm#2248)"))
+        }
+    }
+}
+
+pub(crate) fn sampler(ctx: &Context, summary: String, n: Option<u64>) -> Finding {
+    let n = n.or(ctx.settings.max_num_seqs);
+    let mut f = Finding::new(Cause::Concurrency, 0.85, summary);
+    // The sampler's logits scale with the number of rows: with the allocator's numbers, shrink
+    // rows to what the free memory covers, and at least halve.
+    let oom = ctx.before(|e| match e {
+        LogEvent::TorchOom(t) => Some(t.clone()),
+        _ => None,
+    });
+    match n {
+        Some(n) => {
+            let mut target = n / 2;
+            if let Some(TorchOom {
+                requested: Some(q),
+                free: Some(fr),
+                ..
+            }) = &oom
+            {
+                if *q > 0 {
+                    target = target.min((n as u128 * *fr as u128 / *q as u128 / 2) as u64);
+                }
+            }
+            f = f.fix(Fix::flag(
+                "--max-num-seqs",
+                pow2_floor(target.max(1)),
+                format!("sampler warm-up memory scales with max_num_seqs ({n} now)"),
+            ));
+        }
+        None => {
+            f = f.fix(Fix::flag("--max-num-seqs", 256, "vLLM V1 defaults to 1024 sequences on many GPUs; 256 was V0's default (vllm#15357)"));
+        }
+    }
+    if let Some(u) = ctx.utilization().filter(|u| *u >= 0.9) {
+        f = f.fix(Fix::flag(
+            "--gpu-memory-utilization",
+            format!("{:.2}", u - 0.05),
+            "the warm-up runs outside the KV pool's budget",
+        ));
+    }
+    f
+}
+
+pub(crate) fn activation(ctx: &Context, summary: String) -> Finding {
+    let mut f = Finding::new(Cause::ActivationPeak, 0.7, summary);
+    match ctx.engine {
+        Engine::LlamaCpp | Engine::Ollama => llama_compute_fixes(ctx, f),
+        _ => {
+            let b = ctx.settings.max_num_batched_tokens;
+            f = match b {
+                Some(b) => f.fix(Fix::flag(
+                    "--max-num-batched-tokens",
+                    pow2_floor(b / 2),
+                    format!(
+                        "the activation peak scales with the tokens of one forward pass ({b} now)"
+                    ),
+                )),
+                None => f.fix(Fix::flag(
+                    "--max-num-batched-tokens",
+                    2048,
+                    "a smaller prefill chunk lowers the profiled activation peak",
+                )),
+            };
+            if let Some(s) = ctx.settings.max_num_seqs {
+                f = f.fix(Fix::flag(
+                    "--max-num-seqs",
+                    pow2_floor(s / 2),
+                    "fewer sequences in the profiling batch and sampler",
+                ));
+            }
+            f
+        }
+    }
+}
+
+pub(crate) fn weights(ctx: &Context, summary: String) -> Finding {
+    let tp = ctx.settings.tensor_parallel_size.unwrap_or(1);
+    Finding::new(Cause::WeightsDoNotFit, 0.75, summary)
+        .fix(Fix::flag(
+            "--tensor-parallel-size",
+            tp * 2,
+            format!("split the weights over {} GPUs", tp * 2),
+        ))
+        .fix(Fix::action(
+            "use a quantized checkpoint (AWQ/GPTQ/FP8, or a smaller GGUF quant)",
+        ))
+}
+
+pub(crate) fn graph_fixes(ctx: &Context, mut f: Finding) -> Finding {
+    match ctx.engine {
+        Engine::Sglang => {
+            if let Some(m) = ctx.settings.mem_fraction_static {
+                f = f.fix(Fix::flag(
+                    "--mem-fraction-static",
+                    format!("{:.2}", m - 0.05),
+                    "leave room outside the static pool for graph capture",
+                ));
+            }
+            f.fix(Fix::flag(
+                "--cuda-graph-max-bs",
+                32,
+                "capture fewer, smaller graphs",
+            ))
+            .fix(Fix::flag(
+                "--disable-cuda-graph",
+                "",
+                "no capture at all (slower decode)",
+            ))
+        }
+        _ => {
+            let u = ctx.utilization();
+            if let Some(u) = u {
+                f = f.fix(Fix::flag(
+                    "--gpu-memory-utilization",
+                    format!("{:.2}", u - 0.03),
+                    format!("leave room for graph capture outside the budget (now {u:.2})"),
+                ));
+            } else {
+                f = f.fix(Fix::flag(
+                    "--gpu-memory-utilization",
+                    "0.85",
+                    "leave room for graph capture outside the budget",
+                ));
+            }
+            f.fix(Fix::flag(
+                "--enforce-eager",
+                "",
+                "no CUDA graphs (slower decode)",
+            ))
+            .fix(Fix::flag(
+                "--max-num-seqs",
+                ctx.settings.max_num_seqs.map_or(128, |s| pow2_floor(s / 2)),
+                "fewer batch sizes to capture",
+            ))
+        }
+    }
+}
+
+pub(crate) fn sglang_tgi(ctx: &Context) -> Finding {
+    let s = ctx.settings;
+    match &ctx.events[ctx.at].event {
+        LogEvent::SglangNotEnoughMemory => {
+            let m = s.mem_fraction_static;
+            let mut f = Finding::new(Cause::KvCache, 0.6, "SGLang found no room for its KV token pool inside mem_fraction_static of the GPU after the weights.");
+            if let Some(m) = m.filter(|m| *m < 0.93) {
+                f = f.fix(Fix::flag("--mem-fraction-static", format!("{:.2}", m + 0.05), format!("a larger static pool (now {m:.2})")));
+            }
+            f.fix(Fix::flag("--context-length", s.max_model_len.map_or(32768, |l| pow2_floor(l / 2)), "shorter requests need fewer tokens in the pool"))
+                .fix(Fix::flag("--tp-size", s.tensor_parallel_size.unwrap_or(1) * 2, "split the weights to free room for the pool"))
+        }
+        LogEvent::SglangReqSlots => {
+            let n = s.max_running_requests.map_or(64, |n| pow2_floor(n / 2));
+            Finding::new(Cause::Concurrency, 0.85, "SGLang ran out of request slots: more requests were scheduled than its request pool holds.")
+                .fix(Fix::flag("--max-running-requests", n, "fewer requests in flight"))
+        }
+        LogEvent::SglangCaptureFailed { inner_oom: true } => {
+            torch::graphs(ctx, "SGLang's CUDA-graph capture ran out of memory.".to_string(), 0.85, &TorchOom::default())
+        }
+        LogEvent::SglangCaptureFailed { inner_oom: false } => {
+            Finding::new(Cause::NotOom, 0.6, "SGLang's CUDA-graph capture failed with an error that is not out-of-memory.")
+                .fix(Fix::flag("--disable-cuda-graph", "", "run without graphs to see the underlying error"))
+        }
+        LogEvent::TgiPrefillTooLarge { tokens } => {
+            Finding::new(Cause::ActivationPeak, 0.85, format!("TGI's warm-up prefill of {tokens} tokens did not fit after the weights: the prefill activation peak scales with these tokens."))
+                .fact(format!("max_batch_prefill_tokens {tokens}"))
+                .fix(Fix::flag("--max-batch-prefill-tokens", tokens / 2, "halves the warm-up prefill activation"))
+                .fix(Fix::action("keep --max-input-length (or --max-input-tokens) below the new prefill limit"))
+        }
+        LogEvent::TgiTotalTokensTooLarge { total, prefill } => {
+            Finding::new(Cause::KvCache, 0.85, format!("TGI could not hold {total} total tokens of KV cache with {prefill} prefill tokens."))
+                .fix(Fix::flag("--max-batch-total-tokens", total / 2, "fewer tokens in the KV cache"))
+                .fix(Fix::flag("--max-batch-prefill-tokens", prefill / 2, "less prefill activation"))
+        }
+        _ => Finding::new(Cause::Unknown, 0.2, "An engine message vramfit has no rule for."),
+    }
+}
+
+/// llama.cpp: which allocation failed (weights, KV, compute), on which device, with which sizes.
+pub(crate) fn llama(ctx: &Context) -> Finding {
+    let failed = ctx.before(|e| match e {
+        LogEvent::GgmlAllocFailed { device, bytes } => Some((device.clone(), *bytes)),
+        _ => None,
+    });
+    let dev_name = failed.as_ref().and_then(|f| f.0.clone());
+    let on = dev_name
+        .as_ref()
+        .map_or(String::new(), |d| format!(" on {d}"));
+    let size = failed
+        .as_ref()
+        .map_or(String::new(), |f| format!(" of {}", fmt_bytes(f.1)));
+    let free = dev_name.as_ref().and_then(|d| {
+        ctx.find(|e| match e {
+            LogEvent::LlamaDeviceFree { device, free } if device == d => Some(*free),
+            _ => None,
+        })
+    });
+    let buffer = |kind: BufferKind| {
+        ctx.find(|e| match e {
+            LogEvent::LlamaBuffer {
+                kind: k,
+                device,
+                bytes,
+            } if *k == kind && (device.is_none() || *device == dev_name) => Some(*bytes),
+            _ => None,
+        })
+    };
+    match &ctx.events[ctx.at].event {
+        LogEvent::LlamaWeightsAllocFailed { .. } => {
+            let mut f = Finding::new(Cause::WeightsDoNotFit, 0.9, format!("llama.cpp could not allocate the model's weights{on}{size}: the layers given to this GPU do not fit."));
+            let layers = ctx
+                .settings
+                .n_gpu_layers
+                .filter(|n| *n > 0)
+                .map(|n| n as u64)
+                .map(|n| ctx.settings.n_layer.map_or(n, |l| n.min(l + 1)));
+            if let (Some((_, bytes)), Some(free), Some(layers)) = (&failed, free, layers) {
+                let per_layer = bytes / layers.max(1);
+                if let Some(n) = layers_that_fit(per_layer, free.saturating_sub(LLAMA_FIT_MARGIN)) {
+                    f = f.fact(format!("{} for {layers} layers ({} each); {} free", fmt_bytes(*bytes), fmt_bytes(per_layer), fmt_bytes(free)))
+                        .fix(Fix::flag("-ngl", n, format!("the layers whose weights fit in {} free, keeping 1 GiB for KV and compute (llama.cpp --fit margin)", fmt_bytes(free))));
+                }
+            } else if let Some(n) =
+                free.and_then(|fr| ctx.fx.llamacpp_max_gpu_layers(ctx.settings, fr))
+            {
+                f = f.fix(Fix::flag("-ngl", n, "the layers that fit (engine model)"));
+            } else {
+                f = f.fix(Fix::flag(
+                    "-ngl",
+                    ctx.settings
+                        .n_gpu_layers
+                        .filter(|n| *n > 1)
+                        .map_or("fewer".to_string(), |n| (n / 2).to_string()),
+                    "offload fewer layers to the GPU",
+                ));
+            }
+            f.fix(Fix::action("use a smaller quant (e.g. Q4_K_M instead of Q8_0), or --tensor-split over more GPUs"))
+        }
+        LogEvent::LlamaKvAllocFailed => llama_kv(
+            ctx,
+            failed.map(|f| f.1),
+            free,
+            buffer(BufferKind::Model),
+            &on,
+        ),
+        LogEvent::LlamaComputeAllocFailed => {
+            let f = Finding::new(Cause::ActivationPeak, 0.8, format!("llama.cpp could not allocate its compute buffer{on}{size} (the graph's activations for one micro-batch), after weights and KV took their share."));
+            llama_compute_fixes(ctx, f)
+        }
+        _ => {
+            // a bare allocation failure: the phase says which buffer it was
+            torch::by_phase(ctx, &format!("ggml could not allocate{size}{on}"))
+        }
+    }
+}
+
+fn llama_kv(
+    ctx: &Context,
+    kv_bytes: Option<u64>,
+    free: Option<u64>,
+    model: Option<u64>,
+    on: &str,
+) -> Finding {
+    let s = ctx.settings;
+    let mut f = Finding::new(Cause::KvCache, 0.9, format!("llama.cpp could not allocate the KV cache{on} for n_ctx {}: weights already took the room.", s.n_ctx.map_or("?".to_string(), |n| n.to_string())));
+    let ctx_n = s.n_ctx;
+    if let (Some(kv), Some(n), Some(free)) = (kv_bytes, ctx_n, free) {
+        let per_token = kv / n.max(1);
+        let room = free
+            .saturating_sub(model.unwrap_or(0))
+            .saturating_sub(LLAMA_FIT_MARGIN);
+        if let Some(c) = llama_ctx_that_fits(per_token, room) {
+            f = f
+                .fact(format!(
+                    "KV {} for {n} cells = {} per token; {} free after weights and a 1 GiB margin",
+                    fmt_bytes(kv),
+                    fmt_bytes(per_token),
+                    fmt_bytes(room)
+                ))
+                .fix(Fix::flag(
+                    "-c",
+                    c,
+                    "largest context whose KV fits (multiple of 256)",
+                ));
+        }
+    } else if let Some(c) = free.and_then(|fr| {
+        ctx.fx
+            .llamacpp_max_n_ctx(s, fr.saturating_sub(model.unwrap_or(0)))
+    }) {
+        f = f.fix(Fix::flag(
+            "-c",
+            c,
+            "largest context that fits (engine model)",
+        ));
+    } else if let Some(n) = ctx_n {
+        f = f.fix(Fix::flag(
+            "-c",
+            pow2_floor(n / 2),
+            format!("half the context ({n} now); KV scales with it"),
+        ));
+    }
+    if let Some(p) = s.n_parallel.filter(|p| *p > 1) {
+        f = f.fix(Fix::flag(
+            "-np",
+            1,
+            format!("{p} parallel slots share n_ctx but each needs its own cells"),
+        ));
+    }
+    f.fix(Fix::flag(
+        "-ctk",
+        "q8_0",
+        "8-bit K cache halves K (with -ctv q8_0 and -fa on, V too)",
+    ))
+}
+
+fn llama_compute_fixes(ctx: &Context, mut f: Finding) -> Finding {
+    let s = ctx.settings;
+    if let Some(c) = ctx.find(|e| match e {
+        LogEvent::LlamaPipelineCopies { copies } if *copies > 1 => Some(*copies),
+        _ => None,
+    }) {
+        f = f.fact(format!("pipeline parallelism keeps {c} copies of the compute buffer"))
+            .fix(Fix::flag("--tensor-split", "", "give the failing GPU fewer layers (or leave it out with CUDA_VISIBLE_DEVICES)"))
+            .fix(Fix::action(format!("build with -DGGML_SCHED_MAX_COPIES=1: pipeline parallelism keeps {c} compute-buffer copies (ggml-backend.cpp)")));
+    }
+    let ub = s.n_ubatch.unwrap_or(512);
+    f = f.fix(Fix::flag(
+        "-ub",
+        pow2_floor(ub / 2).max(32),
+        format!("compute buffers scale with the micro-batch ({ub} now)"),
+    ));
+    if s.flash_attn != Some(true) {
+        f = f.fix(Fix::flag("-fa", "on", "without flash attention the attention scores (n_ctx x ubatch) sit in the compute buffer"));
+    }
+    if let Some(n) = s.n_ctx {
+        f = f.fix(Fix::flag(
+            "-c",
+            pow2_floor(n / 2),
+            "a shorter context shrinks KV and the attention part of compute",
+        ));
+    }
+    f
+}
+
+pub(crate) fn host(ctx: &Context) -> Finding {
+    let e = &ctx.events[ctx.at].event;
+    let (conf, what) = match e {
+        LogEvent::HostAllocFailed { requested: Some(b) } => (
+            0.9,
+            format!("A host (CPU RAM) allocation of {} failed.", fmt_bytes(*b)),
+        ),
+        LogEvent::HostAllocFailed { requested: None } => {
+            (0.85, "A host (CPU RAM) allocation failed.".to_string())
+        }
+        LogEvent::HostKilled(HostKill::OomKiller { memcg: true }) => (
+            0.9,
+            "The kernel's OOM killer ended the process at its memory cgroup (container) limit."
+                .to_string(),
+        ),
+        LogEvent::HostKilled(HostKill::OomKiller { memcg: false }) => (
+            0.9,
+            "The kernel's OOM killer ended the process: the host ran out of RAM.".to_string(),
+        ),
+        LogEvent::HostKilled(HostKill::Kubernetes) => (
+            0.9,
+            "Kubernetes reports OOMKilled: the container exceeded its memory limit.".to_string(),
+        ),
+        LogEvent::HostKilled(HostKill::Ray) => (
+            0.85,
+            "Ray reports a worker killed by SIGKILL, which it attributes to the OOM killer."
+                .to_string(),
+        ),
+        LogEvent::HostKilled(HostKill::Described) => (
+            0.6,
+            "The report describes the OOM killer ending processes: host RAM ran out.".to_string(),
+        ),
+        LogEvent::HostKilled(_) => (
+            0.6,
+            "The process was killed with SIGKILL (exit 137), which is what the OOM killer sends."
+                .to_string(),
+        ),
+        LogEvent::OllamaSystemMemory {
+            required,
+            available,
+        } => {
+            if *required > available * 2 {
+                return weights(ctx, format!("Ollama says the model needs {} of system memory but {} is available: far too large for this machine.", fmt_bytes(*required), fmt_bytes(*available)));
+            }
+            (0.8, format!("Ollama says the part of the model kept in RAM needs {} but {} (free RAM + swap) is available.", fmt_bytes(*required), fmt_bytes(*available)))
+        }
+        _ => (0.5, "Host memory ran out.".to_string()),
+    };
+    let mut f = Finding::new(Cause::HostMemory, conf, what);
+    if matches!(
+        e,
+        LogEvent::HostKilled(HostKill::OomKiller { memcg: true } | HostKill::Kubernetes)
+    ) {
+        f = f.fix(Fix::action(
+            "raise the container's memory limit (resources.limits.memory)",
+        ));
+    }
+    match ctx.engine {
+        Engine::Vllm => f
+            .fix(Fix::flag("--max-parallel-loading-workers", 1, "load checkpoint shards one worker at a time"))
+            .fix(Fix::flag("MAX_JOBS", 4, "fewer parallel compile jobs on first start (torch.compile/kernels)"))
+            .fix(Fix::action("use safetensors checkpoints (memory-mapped, not copied into RAM)")),
+        Engine::LlamaCpp | Engine::Ollama => f
+            .fix(Fix::flag("-ngl", "99", "keep more layers on the GPU so less stays in RAM"))
+            .fix(Fix::action("use a smaller quant; keep mmap on (no --no-mmap) so weights page from disk")),
+        _ => f
+            .fix(Fix::action("load with low_cpu_mem_usage=True / device_map=\"auto\" so weights go to the GPU shard by shard"))
+            .fix(Fix::action("add RAM or swap (page file on Windows)")),
+    }
+}
+
+pub(crate) fn not_oom(kind: NotOomKind) -> Finding {
+    let (summary, fix) = match kind {
+        NotOomKind::IllegalMemoryAccess => ("An illegal memory access is a kernel bug or bad input, not a lack of memory.", Fix::flag("CUDA_LAUNCH_BLOCKING", 1, "find the failing kernel; then update the engine or driver")),
+        NotOomKind::Nccl => ("An NCCL (multi-GPU communication) error, not a lack of GPU memory.", Fix::flag("NCCL_DEBUG", "INFO", "shows which link or peer failed")),
+        NotOomKind::StreamCapture => ("An operation not allowed during CUDA-graph capture failed: a capture bug, not a lack of memory.", Fix::flag("--enforce-eager", "", "run without CUDA graphs")),
+        NotOomKind::SharedMemory => ("Shared memory (/dev/shm) ran out: the container's shm is too small, GPU memory is fine.", Fix::action("run the container with --ipc=host or a larger --shm-size")),
+        NotOomKind::DeviceAssert => ("A device-side assert (e.g. a token id out of range), not a lack of memory.", Fix::flag("CUDA_LAUNCH_BLOCKING", 1, "locate the assert")),
+        NotOomKind::ProfilingAssertEqual => ("vLLM's profiling assertion fired with identical free memory before and after: a vLLM bug (fixed by PR #33358), not another process and not a lack of memory.", Fix::action("upgrade vLLM to a release with PR #33358")),
+    };
+    Finding::new(Cause::NotOom, 0.75, summary).fix(fix)
+}

@@ -1,0 +1,321 @@
+//! From events to a cause: pick the failure that ended the run, read what the process was doing
+//! and the numbers around it, and apply the rule for that message.
+//!
+//! Which failure: the last one of the strongest kind. A log is chronological, so the last
+//! failure is the one the person faces now (a second attempt after a first fix); a message with
+//! numbers or an engine's own explanation outranks a generic "out of memory"/"Killed"; and an
+//! out-of-memory failure outranks a lookalike (NCCL and illegal-access errors follow an OOM when
+//! the other workers die).
+
+mod engines;
+mod torch;
+
+use serde::Serialize;
+
+use crate::events::{read_events, Located, LogEvent, Phase};
+use crate::fixes::{Fix, FixEngine, LogOnly};
+use crate::settings::{detect_engine, read_settings, EchoedSettings, Engine};
+
+/// The root cause of a crash, as the design names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    WeightsDoNotFit,
+    KvCache,
+    Concurrency,
+    Fragmentation,
+    ActivationPeak,
+    CudaGraphs,
+    OtherProcesses,
+    HostMemory,
+    NotOom,
+    Unknown,
+}
+
+impl Cause {
+    pub const ALL: [Cause; 10] = [
+        Cause::WeightsDoNotFit,
+        Cause::KvCache,
+        Cause::Concurrency,
+        Cause::Fragmentation,
+        Cause::ActivationPeak,
+        Cause::CudaGraphs,
+        Cause::OtherProcesses,
+        Cause::HostMemory,
+        Cause::NotOom,
+        Cause::Unknown,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cause::WeightsDoNotFit => "weights_do_not_fit",
+            Cause::KvCache => "kv_cache",
+            Cause::Concurrency => "concurrency",
+            Cause::Fragmentation => "fragmentation",
+            Cause::ActivationPeak => "activation_peak",
+            Cause::CudaGraphs => "cuda_graphs",
+            Cause::OtherProcesses => "other_processes",
+            Cause::HostMemory => "host_memory",
+            Cause::NotOom => "not_oom",
+            Cause::Unknown => "unknown",
+        }
+    }
+
+    /// The dataset's `root_cause_class` (research/torch_snapshot.md, JSONL schema): 1-8 as in the
+    /// design, 0 = not an OOM, -1 = unknown.
+    pub fn from_class(class: i64) -> Option<Cause> {
+        Some(match class {
+            1 => Cause::WeightsDoNotFit,
+            2 => Cause::KvCache,
+            3 => Cause::Concurrency,
+            4 => Cause::Fragmentation,
+            5 => Cause::ActivationPeak,
+            6 => Cause::CudaGraphs,
+            7 => Cause::OtherProcesses,
+            8 => Cause::HostMemory,
+            0 => Cause::NotOom,
+            -1 => Cause::Unknown,
+            _ => return None,
+        })
+    }
+}
+
+/// What a rule concluded.
+#[derive(Debug, Clone)]
+pub(crate) struct Finding {
+    pub cause: Cause,
+    pub confidence: f64,
+    /// one short paragraph with the numbers
+    pub summary: String,
+    /// computed facts, each one line
+    pub facts: Vec<String>,
+    pub fixes: Vec<Fix>,
+}
+
+impl Finding {
+    pub fn new(cause: Cause, confidence: f64, summary: impl Into<String>) -> Finding {
+        Finding {
+            cause,
+            confidence,
+            summary: summary.into(),
+            facts: Vec::new(),
+            fixes: Vec::new(),
+        }
+    }
+    pub fn fact(mut self, f: impl Into<String>) -> Finding {
+        self.facts.push(f.into());
+        self
+    }
+    pub fn fix(mut self, f: Fix) -> Finding {
+        self.fixes.push(f);
+        self
+    }
+}
+
+/// The doctor's answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct Diagnosis {
+    pub cause: Cause,
+    pub confidence: f64,
+    pub engine: Engine,
+    pub summary: String,
+    /// computed facts first, then the log lines they rest on (`line N: ...`)
+    pub evidence: Vec<String>,
+    pub fixes: Vec<Fix>,
+    pub settings: EchoedSettings,
+    pub events: Vec<Located>,
+}
+
+/// Everything a rule may look at.
+pub(crate) struct Context<'a> {
+    pub events: &'a [Located],
+    pub settings: &'a EchoedSettings,
+    pub engine: Engine,
+    pub fx: &'a dyn FixEngine,
+    /// index of the failure in `events`
+    pub at: usize,
+}
+
+impl Context<'_> {
+    /// What the process was doing at the failure: the last phase marker at or before it.
+    pub fn phase(&self) -> Option<(Phase, &Located)> {
+        self.events[..=self.at]
+            .iter()
+            .rev()
+            .find_map(|l| match l.event {
+                LogEvent::Phase(p) => Some((p, l)),
+                _ => None,
+            })
+    }
+
+    /// Events anywhere in the log matching `f` (context lines are printed before and after).
+    pub fn find<T>(&self, f: impl Fn(&LogEvent) -> Option<T>) -> Option<T> {
+        self.events.iter().rev().find_map(|l| f(&l.event))
+    }
+
+    /// The last event before the failure matching `f`.
+    pub fn before<T>(&self, f: impl Fn(&LogEvent) -> Option<T>) -> Option<T> {
+        self.events[..=self.at]
+            .iter()
+            .rev()
+            .find_map(|l| f(&l.event))
+    }
+
+    /// The GPU total the log reveals (vLLM budget lines, PyTorch OOM).
+    pub fn gpu_total(&self) -> Option<u64> {
+        self.find(|e| match e {
+            LogEvent::VllmBudget { total, .. } => Some(*total),
+            LogEvent::VllmFreeBelowDesired { total, .. } => Some(*total),
+            LogEvent::TorchOom(t) => t.total,
+            _ => None,
+        })
+    }
+
+    /// gpu_memory_utilization from the settings or the budget lines.
+    pub fn utilization(&self) -> Option<f64> {
+        self.settings.gpu_memory_utilization.or_else(|| {
+            self.find(|e| match e {
+                LogEvent::VllmBudget { utilization, .. } => Some(*utilization),
+                LogEvent::VllmFreeBelowDesired { utilization, .. } => Some(*utilization),
+                _ => None,
+            })
+        })
+    }
+}
+
+/// Strength of a failure: 2 specific OOM, 1 generic OOM, 0 lookalike.
+fn tier(e: &LogEvent) -> u8 {
+    match e {
+        LogEvent::NotOom(_) => 0,
+        e if e.is_generic() => 1,
+        _ => 2,
+    }
+}
+
+/// Substrings that mark an out-of-memory failure we have no rule for (Ollama llm/status.go
+/// outOfMemorySubstrings, lower-cased).
+const OOM_WORDS: &[&str] = &[
+    "out of memory",
+    "out of device memory",
+    "cudamalloc failed",
+    "hipmalloc failed",
+    "failed to allocate",
+    "allocation failed",
+    "not enough memory",
+    "insufficient memory",
+    "vk_error_out_of_device_memory",
+    "erroroutofmemory",
+];
+
+/// Diagnose a log with the log's own numbers only.
+pub fn diagnose(text: &str) -> Diagnosis {
+    diagnose_with(text, &LogOnly)
+}
+
+/// Diagnose a log, asking `fx` (the engine memory models) for what the log cannot tell.
+pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
+    let events = read_events(text);
+    let settings = read_settings(text);
+    let engine = detect_engine(text);
+    let primary = events
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.event.is_failure())
+        .max_by_key(|(i, l)| (tier(&l.event), *i))
+        .map(|(i, _)| i);
+    let (finding, anchor_lines) = match primary {
+        Some(at) => {
+            let ctx = Context {
+                events: &events,
+                settings: &settings,
+                engine,
+                fx,
+                at,
+            };
+            let f = rule(&ctx);
+            let mut lines = vec![&events[at]];
+            if let Some((_, l)) = ctx.phase() {
+                if l.line != events[at].line && f.cause != Cause::NotOom {
+                    lines.insert(0, l);
+                }
+            }
+            (f, lines.into_iter().cloned().collect::<Vec<_>>())
+        }
+        None => (nothing_recognised(text), Vec::new()),
+    };
+    let mut evidence = finding.facts.clone();
+    for l in anchor_lines {
+        evidence.push(format!("line {}: {}", l.line, l.text));
+    }
+    Diagnosis {
+        cause: finding.cause,
+        confidence: (finding.confidence * 100.0).round() / 100.0,
+        engine,
+        summary: finding.summary,
+        evidence,
+        fixes: finding.fixes,
+        settings,
+        events,
+    }
+}
+
+fn nothing_recognised(text: &str) -> Finding {
+    let lower: String = text
+        .chars()
+        .take(8 << 20)
+        .collect::<String>()
+        .to_lowercase();
+    if let Some(w) = OOM_WORDS.iter().find(|w| lower.contains(*w)) {
+        Finding::new(
+            Cause::Unknown,
+            0.3,
+            format!("The log reports an allocation failure (\"{w}\") in a form vramfit does not know; the cause cannot be told from it."),
+        )
+        .fix(Fix::action("paste the full log from engine start, including the lines before the error"))
+    } else if ["error", "exception", "traceback", "panic", "fatal"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        Finding::new(
+            Cause::NotOom,
+            0.4,
+            "The log shows an error but no out-of-memory message: this failure is not a lack of memory.",
+        )
+    } else {
+        Finding::new(
+            Cause::Unknown,
+            0.1,
+            "No failure was recognised in this text.",
+        )
+        .fix(Fix::action(
+            "paste the log from engine start through the crash",
+        ))
+    }
+}
+
+/// Dispatch on the failure's message.
+fn rule(ctx: &Context) -> Finding {
+    match &ctx.events[ctx.at].event {
+        LogEvent::TorchOom(t) => torch::caching_allocator(ctx, t),
+        LogEvent::CudaMallocAsyncOom { .. } | LogEvent::MpsOom { .. } | LogEvent::RawCudaOom => {
+            torch::other_allocators(ctx)
+        }
+        LogEvent::HostAllocFailed { .. }
+        | LogEvent::HostKilled(_)
+        | LogEvent::OllamaSystemMemory { .. } => engines::host(ctx),
+        LogEvent::NotOom(k) => engines::not_oom(*k),
+        LogEvent::FragmentationDescribed {
+            reserved_unallocated,
+        } => torch::fragmentation_described(*reserved_unallocated),
+        LogEvent::GgmlAllocFailed { .. }
+        | LogEvent::LlamaWeightsAllocFailed { .. }
+        | LogEvent::LlamaKvAllocFailed
+        | LogEvent::LlamaComputeAllocFailed => engines::llama(ctx),
+        LogEvent::SglangNotEnoughMemory
+        | LogEvent::SglangReqSlots
+        | LogEvent::SglangCaptureFailed { .. }
+        | LogEvent::TgiPrefillTooLarge { .. }
+        | LogEvent::TgiTotalTokensTooLarge { .. } => engines::sglang_tgi(ctx),
+        _ => engines::vllm(ctx),
+    }
+}

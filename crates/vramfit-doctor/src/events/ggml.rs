@@ -1,0 +1,168 @@
+//! llama.cpp / ggml and Ollama messages.
+//!
+//! Buffer lines by era (llama.cpp src/llama-model.cpp, src/llama-kv-cache.cpp,
+//! src/llama-context.cpp; see research/llamacpp_memory.md §7): `llm_load_tensors: CUDA0 buffer
+//! size`, `load_tensors: CUDA0 model buffer size`, `llama_kv_cache[_unified|_init]: CUDA0 KV
+//! buffer size`, `KV self size`, `CUDA0 compute buffer size`.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{BufferKind, LogEvent, Phase};
+use crate::size::{mib, parse_log_size, SIZE};
+
+fn re(s: &str) -> Regex {
+    Regex::new(&s.replace("SIZE", SIZE)).expect("static regex")
+}
+
+// ggml/src/ggml-cuda/ggml-cuda.cu ggml_backend_cuda_buffer_type_alloc_buffer (HIP builds: hipMalloc)
+static CUDA_MALLOC: LazyLock<Regex> =
+    LazyLock::new(|| re(r"allocating ([\d.]+) MiB on device (\d+): (?:cuda|hip)Malloc failed"));
+// ggml/src/ggml-alloc.c ggml_gallocr_reserve_n / alloc_tensor_range
+static GALLOCR: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"ggml_gallocr_reserve_n(?:_impl)?: failed to allocate (\S+) buffer of size (\d+)")
+});
+static TENSOR_RANGE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"alloc_tensor_range: failed to allocate (\S+) buffer of size (\d+)"));
+// src/llama-model.cpp load_tensors: "unable to allocate CUDA0 buffer"
+static UNABLE_BUFFER: LazyLock<Regex> = LazyLock::new(|| re(r"unable to allocate (\S+) buffer"));
+// src/llama-kv-cache.cpp / older llama.cpp llama_kv_cache_init
+static KV_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"failed to allocate buffer for kv cache|llama_kv_cache_init\(\) failed|failed to initialize the context: failed to allocate buffer for kv",
+    )
+});
+// src/llama-context.cpp: "failed to allocate compute buffers" / "... compute pp buffers"
+static COMPUTE_FAILED: LazyLock<Regex> =
+    LazyLock::new(|| re(r"failed to allocate compute (?:pp )?buffers"));
+// ggml/src/ggml-backend.cpp ggml_backend_cpu_buffer_type_alloc_buffer
+static CPU_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size (\d+)")
+});
+static MODEL_BUFFER: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?:llm_)?load_tensors:\s+(\S+) (?:model )?buffer size\s*=\s*([\d.]+) MiB")
+});
+static KV_BUFFER: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(\S+) KV buffer size\s*=\s*([\d.]+) MiB"));
+static KV_SELF: LazyLock<Regex> = LazyLock::new(|| re(r"KV self size\s*=\s*([\d.]+) MiB"));
+static COMPUTE_BUFFER: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(\S+) compute buffer size\s*=\s*([\d.]+) MiB"));
+// src/llama.cpp llama_model_load_from_file_impl
+static DEVICE_FREE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"using device (\S+) \(.*\) - (\d+) MiB free"));
+static OFFLOADED: LazyLock<Regex> = LazyLock::new(|| re(r"offloaded (\d+)/(\d+) layers to GPU"));
+static PIPELINE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"pipeline parallelism enabled \(n_copies=(\d+)\)"));
+// ollama llm/server.go (until 9db4bdbad, 2026-05)
+static OLLAMA_SYSTEM: LazyLock<Regex> =
+    LazyLock::new(|| re(r"model requires more system memory \(SIZE\) than is available \(SIZE\)"));
+
+/// Read llama.cpp / Ollama events on one line.
+pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
+    if !(line.contains("buffer")
+        || line.contains("alloc")
+        || line.contains("MiB")
+        || line.contains("memory")
+        || line.contains("kv cache")
+        || line.contains("offloaded"))
+    {
+        return;
+    }
+    if let Some(c) = CUDA_MALLOC.captures(line) {
+        if let Some(bytes) = mib(&c[1]) {
+            out.push(LogEvent::GgmlAllocFailed {
+                device: Some(format!("CUDA{}", &c[2])),
+                bytes,
+            });
+        }
+    }
+    if let Some(c) = GALLOCR.captures(line) {
+        if let Ok(bytes) = c[2].parse() {
+            out.push(LogEvent::GgmlAllocFailed {
+                device: Some(c[1].to_string()),
+                bytes,
+            });
+        }
+        out.push(LogEvent::Phase(Phase::ComputeReserve));
+    }
+    if let Some(c) = TENSOR_RANGE.captures(line) {
+        if let Ok(bytes) = c[2].parse() {
+            out.push(LogEvent::GgmlAllocFailed {
+                device: Some(c[1].to_string()),
+                bytes,
+            });
+        }
+        out.push(LogEvent::LlamaWeightsAllocFailed {
+            device: Some(c[1].to_string()),
+        });
+    } else if let Some(c) = UNABLE_BUFFER.captures(line) {
+        if line.contains("load") {
+            out.push(LogEvent::LlamaWeightsAllocFailed {
+                device: Some(c[1].to_string()),
+            });
+        }
+    }
+    if KV_FAILED.is_match(line) {
+        out.push(LogEvent::LlamaKvAllocFailed);
+    }
+    if COMPUTE_FAILED.is_match(line) {
+        out.push(LogEvent::LlamaComputeAllocFailed);
+    }
+    if let Some(c) = CPU_FAILED.captures(line) {
+        out.push(LogEvent::HostAllocFailed {
+            requested: c[1].parse().ok(),
+        });
+    }
+    let buffer = |kind, device: Option<&str>, v: &str| {
+        mib(v).map(|bytes| LogEvent::LlamaBuffer {
+            kind,
+            device: device.map(str::to_string),
+            bytes,
+        })
+    };
+    if let Some(c) = MODEL_BUFFER.captures(line) {
+        out.extend(buffer(BufferKind::Model, Some(&c[1]), &c[2]));
+        out.push(LogEvent::Phase(Phase::WeightLoading));
+    }
+    if let Some(c) = KV_BUFFER.captures(line) {
+        out.extend(buffer(BufferKind::Kv, Some(&c[1]), &c[2]));
+        out.push(LogEvent::Phase(Phase::KvAllocation));
+    } else if let Some(c) = KV_SELF.captures(line) {
+        out.extend(buffer(BufferKind::Kv, None, &c[1]));
+        out.push(LogEvent::Phase(Phase::KvAllocation));
+    }
+    if let Some(c) = COMPUTE_BUFFER.captures(line) {
+        out.extend(buffer(BufferKind::Compute, Some(&c[1]), &c[2]));
+        out.push(LogEvent::Phase(Phase::ComputeReserve));
+    }
+    if let Some(c) = DEVICE_FREE.captures(line) {
+        if let Some(free) = mib(&c[2]) {
+            out.push(LogEvent::LlamaDeviceFree {
+                device: c[1].to_string(),
+                free,
+            });
+        }
+    }
+    if let Some(c) = OFFLOADED.captures(line) {
+        if let (Ok(l), Ok(t)) = (c[1].parse(), c[2].parse()) {
+            out.push(LogEvent::LlamaOffloaded {
+                layers: l,
+                total: t,
+            });
+        }
+    }
+    if let Some(c) = PIPELINE.captures(line) {
+        if let Ok(n) = c[1].parse() {
+            out.push(LogEvent::LlamaPipelineCopies { copies: n });
+        }
+    }
+    if let Some(c) = OLLAMA_SYSTEM.captures(line) {
+        if let (Some(r), Some(a)) = (parse_log_size(&c[1]), parse_log_size(&c[2])) {
+            out.push(LogEvent::OllamaSystemMemory {
+                required: r,
+                available: a,
+            });
+        }
+    }
+}

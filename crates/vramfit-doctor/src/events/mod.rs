@@ -1,0 +1,311 @@
+//! Typed events read from a crash log, with the numbers each message carries.
+//!
+//! [`read_events`] walks the log once, line by line. Each line is offered to the readers of each
+//! family (PyTorch allocator, vLLM/SGLang/TGI, llama.cpp/Ollama, the host and the orchestrator),
+//! which return the events the line holds. PyTorch's OOM message is read from a window that may
+//! span wrapped lines (consoles and issue pastes break it), everything else from its own line.
+
+mod ggml;
+mod serving;
+mod system;
+mod torch;
+
+use serde::Serialize;
+
+pub use torch::TorchOom;
+
+/// Lines longer than this are cut before matching (a hostile or binary "line" must not cost
+/// more than a bounded amount of regex work); no engine message we read is longer.
+pub const MAX_LINE_BYTES: usize = 16 * 1024;
+/// At most this many events are kept; a log that repeats a message more often adds nothing.
+pub const MAX_EVENTS: usize = 4096;
+
+/// What the process was doing when a message was printed (from progress messages and from the
+/// frames of a Python traceback).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// loading weights onto the device
+    WeightLoading,
+    /// vLLM's profiling forward pass at max_num_batched_tokens (activation peak)
+    Profiling,
+    /// vLLM V1's sampler warm-up over max_num_seqs dummy requests
+    SamplerWarmup,
+    /// allocating the KV cache
+    KvAllocation,
+    /// reserving llama.cpp compute (graph) buffers
+    ComputeReserve,
+    /// capturing CUDA graphs
+    CudaGraphCapture,
+    /// start-up finished; serving requests
+    Serving,
+}
+
+/// Which kind of llama.cpp buffer a `... buffer size = X MiB` line reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferKind {
+    Model,
+    Kv,
+    Compute,
+}
+
+/// How the host (kernel, container runtime, supervisor) reported killing the process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostKill {
+    /// dmesg `Out of memory: Killed process` / `oom-kill:`; `memcg` when a cgroup limit fired
+    OomKiller { memcg: bool },
+    /// Kubernetes `OOMKilled`
+    Kubernetes,
+    /// exit code 137 = 128 + SIGKILL
+    Exit137,
+    /// a bare `Killed` from the shell, or Ollama's `signal: killed`
+    Sigkill,
+    /// Ray: "killed by SIGKILL by OOM killer due to high memory usage"
+    Ray,
+    /// a person's sentence about the OOM killer
+    Described,
+}
+
+/// Failures that look like memory trouble but are not a lack of GPU capacity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotOomKind {
+    IllegalMemoryAccess,
+    Nccl,
+    StreamCapture,
+    SharedMemory,
+    DeviceAssert,
+    /// vLLM's profiling assertion when free memory did not change (vLLM PR #33358)
+    ProfilingAssertEqual,
+}
+
+/// One fact read from the log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum LogEvent {
+    /// PyTorch caching-allocator OOM (CUDA, HIP, XPU, ...), any torch version
+    TorchOom(TorchOom),
+    /// PyTorch with `backend:cudaMallocAsync`
+    CudaMallocAsyncOom {
+        allocated: Option<u64>,
+        requested: Option<u64>,
+        limit: Option<u64>,
+        free: Option<u64>,
+    },
+    /// PyTorch MPS (Apple unified memory)
+    MpsOom {
+        allocated: u64,
+        other: u64,
+        max_allowed: u64,
+        requested: Option<u64>,
+    },
+    /// `CUDA error: out of memory`, `CUBLAS_STATUS_ALLOC_FAILED`: memory taken outside the allocator
+    RawCudaOom,
+    /// host RAM allocation failed (PyTorch CPU allocator, mmap, ggml CPU buffer)
+    HostAllocFailed { requested: Option<u64> },
+    /// the process was killed for host memory
+    HostKilled(HostKill),
+
+    /// vLLM V1: one request of max_model_len does not fit in the KV pool
+    VllmKvTooSmall {
+        max_model_len: u64,
+        needed: u64,
+        available: u64,
+        estimated_max_model_len: Option<u64>,
+    },
+    /// vLLM V0: max seq len larger than the KV cache's tokens
+    VllmV0KvTooSmall { max_model_len: u64, kv_tokens: u64 },
+    /// vLLM: the KV budget is zero or negative
+    VllmNoCacheBlocks,
+    /// vLLM: free memory at start-up below utilization × total
+    VllmFreeBelowDesired {
+        free: u64,
+        total: u64,
+        utilization: f64,
+        desired: u64,
+    },
+    /// vLLM: free memory grew during profiling (another process released memory)
+    VllmProfilingFreeGrew {
+        initial_free: u64,
+        current_free: u64,
+    },
+    /// vLLM V1: OOM in the sampler warm-up with max_num_seqs dummy requests
+    VllmSamplerWarmupOom { num_requests: u64 },
+    /// vLLM's hint printed on an OOM during CUDA-graph capture
+    VllmCudaGraphOomHint,
+    /// vLLM: total × utilization = budget
+    VllmBudget { total: u64, utilization: f64 },
+    /// vLLM V0 budget split
+    VllmBreakdown {
+        weights: u64,
+        non_torch: u64,
+        activation: u64,
+        kv: u64,
+    },
+    /// vLLM: `Available KV cache memory: X GiB`
+    VllmAvailableKv { bytes: u64 },
+    /// vLLM: `Maximum concurrency for N tokens per request: X`
+    VllmConcurrency { tokens_per_request: u64, times: f64 },
+    /// vLLM: `Model loading took X GiB`
+    VllmWeightsLoaded { bytes: u64 },
+
+    /// SGLang: `Not enough memory. Please try to increase --mem-fraction-static.`
+    SglangNotEnoughMemory,
+    /// SGLang: `alloc_req_slots runs out of memory`
+    SglangReqSlots,
+    /// SGLang: `Capture cuda graph failed: <inner>`
+    SglangCaptureFailed { inner_oom: bool },
+    /// TGI warm-up: prefill tokens do not fit
+    TgiPrefillTooLarge { tokens: u64 },
+    /// TGI warm-up: total tokens do not fit
+    TgiTotalTokensTooLarge { total: u64, prefill: u64 },
+
+    /// ggml: a device allocation failed (`cudaMalloc failed`, `failed to allocate CUDA0 buffer`)
+    GgmlAllocFailed { device: Option<String>, bytes: u64 },
+    /// llama.cpp: the model's weights could not be allocated
+    LlamaWeightsAllocFailed { device: Option<String> },
+    /// llama.cpp: the KV cache could not be allocated
+    LlamaKvAllocFailed,
+    /// llama.cpp: compute buffers could not be allocated
+    LlamaComputeAllocFailed,
+    /// llama.cpp: `<device> model|KV|compute buffer size = X MiB`
+    LlamaBuffer {
+        kind: BufferKind,
+        device: Option<String>,
+        bytes: u64,
+    },
+    /// llama.cpp: `using device CUDA0 (...) - N MiB free`
+    LlamaDeviceFree { device: String, free: u64 },
+    /// llama.cpp: `offloaded K/N layers to GPU`
+    LlamaOffloaded { layers: u64, total: u64 },
+    /// llama.cpp: `pipeline parallelism enabled (n_copies=N)`
+    LlamaPipelineCopies { copies: u64 },
+    /// Ollama: `model requires more system memory (X) than is available (Y)`
+    OllamaSystemMemory { required: u64, available: u64 },
+
+    /// a non-capacity failure
+    NotOom(NotOomKind),
+    /// a person reports allocator fragmentation (reserved-but-unallocated)
+    FragmentationDescribed { reserved_unallocated: Option<u64> },
+    /// a progress message or traceback frame
+    Phase(Phase),
+}
+
+impl LogEvent {
+    /// A failure ends the run (or is the error a person reports); the rest is context.
+    pub fn is_failure(&self) -> bool {
+        use LogEvent::*;
+        !matches!(
+            self,
+            VllmBudget { .. }
+                | VllmBreakdown { .. }
+                | VllmAvailableKv { .. }
+                | VllmConcurrency { .. }
+                | VllmWeightsLoaded { .. }
+                | VllmCudaGraphOomHint
+                | LlamaBuffer { .. }
+                | LlamaDeviceFree { .. }
+                | LlamaOffloaded { .. }
+                | LlamaPipelineCopies { .. }
+                | Phase(_)
+        )
+    }
+
+    /// Wrappers that only say "it died" carry less than a message with numbers; when both are
+    /// in a log the specific one explains the generic one.
+    pub fn is_generic(&self) -> bool {
+        use LogEvent::*;
+        match self {
+            TorchOom(t) => t.requested.is_none(),
+            RawCudaOom | FragmentationDescribed { .. } | GgmlAllocFailed { .. } => true,
+            HostKilled(k) => matches!(
+                k,
+                HostKill::Exit137 | HostKill::Sigkill | HostKill::Described
+            ),
+            _ => false,
+        }
+    }
+}
+
+/// An event and where it was read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Located {
+    /// 1-based line number in the text given to [`read_events`]
+    pub line: usize,
+    /// the line, trimmed and shortened for display
+    pub text: String,
+    pub event: LogEvent,
+}
+
+/// Shorten a line for evidence: trimmed, at most 240 characters.
+pub(crate) fn evidence_text(line: &str) -> String {
+    let t = line.trim();
+    if t.chars().count() <= 240 {
+        return t.to_string();
+    }
+    let cut: String = t.chars().take(237).collect();
+    format!("{cut}...")
+}
+
+/// Cut a line to [`MAX_LINE_BYTES`] on a char boundary.
+pub(crate) fn clip(line: &str) -> &str {
+    if line.len() <= MAX_LINE_BYTES {
+        return line;
+    }
+    let mut end = MAX_LINE_BYTES;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    &line[..end]
+}
+
+/// Read every event in `text`, in order of appearance.
+pub fn read_events(text: &str) -> Vec<Located> {
+    let lines: Vec<&str> = text.lines().map(clip).collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if out.len() >= MAX_EVENTS {
+            break;
+        }
+        let mut found = Vec::new();
+        // Order within a line: raw allocator errors first, then the engine message that
+        // explains them (SGLang prints the torch OOM inside its capture error on one line).
+        torch::read(&lines, i, &mut found);
+        system::read(&lines, i, &mut found);
+        ggml::read(line, &mut found);
+        serving::read(&lines, i, &mut found);
+        for event in found {
+            out.push(Located {
+                line: i + 1,
+                text: evidence_text(line),
+                event,
+            });
+        }
+    }
+    out.truncate(MAX_EVENTS);
+    out
+}
+
+/// The next `n` lines after `i` joined with single spaces (for messages a console wrapped).
+pub(crate) fn window(lines: &[&str], i: usize, n: usize, max_chars: usize) -> String {
+    let mut w = String::new();
+    for l in lines.iter().skip(i).take(n + 1) {
+        if w.len() >= max_chars {
+            break;
+        }
+        if !w.is_empty() {
+            w.push(' ');
+        }
+        w.push_str(l.trim());
+    }
+    if w.len() > max_chars {
+        let mut end = max_chars;
+        while !w.is_char_boundary(end) {
+            end -= 1;
+        }
+        w.truncate(end);
+    }
+    w
+}

@@ -1,0 +1,278 @@
+//! Messages of the serving engines built on PyTorch: vLLM, SGLang, TGI; and the phase markers
+//! (progress messages, Python traceback frames) that tell what the process was doing.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{window, LogEvent, NotOomKind, Phase};
+use crate::size::{gib, parse_log_size, SIZE};
+
+fn re(s: &str) -> Regex {
+    Regex::new(&s.replace("SIZE", SIZE)).expect("static regex")
+}
+
+fn num(s: &str) -> Option<u64> {
+    s.replace(',', "").parse().ok()
+}
+
+// vllm/v1/core/kv_cache_utils.py `_check_enough_kv_cache_memory` (V1, 0.8.x-0.2x; "models's"
+// typo until ~0.2x, `GB` in 0.8.2, `model's` later).
+static V1_KV: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"max seq len \((\d+)\), \(SIZE KV cache is needed, which is larger than the available KV cache memory \(SIZE\)",
+    )
+});
+// same function, >= 0.8.4
+static V1_ESTIMATE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"estimated maximum model length is (\d+)"));
+// vllm/engine/llm_engine.py / worker.py `raise_if_cache_size_invalid` (V0)
+static V0_KV: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in KV cache \((\d+)\)",
+    )
+});
+// vllm/v1/worker/gpu_worker.py (>= 0.9): start-up check of free memory vs the requested budget
+static FREE_BELOW: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"Free memory on device[^(]*\(([\d.]+)/([\d.]+) GiB\) on startup is less than desired GPU memory utilization \(([\d.]+), ([\d.]+) GiB\)",
+    )
+});
+// vllm/v1/worker/gpu_worker.py (>= 0.2x): the same numbers printed when the check passes
+static FREE_OK: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"Free memory on device[^(]*\(([\d.]+)/([\d.]+) GiB\) on startup\. Desired GPU memory utilization is \(([\d.]+), ([\d.]+) GiB\)",
+    )
+});
+// vllm/v1/worker/gpu_worker.py `determine_available_memory` assertion
+static PROFILING_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"Error in memory profiling\. Initial free memory SIZE, current free memory SIZE")
+});
+// vllm/v1/worker/gpu_model_runner.py `_dummy_sampler_run` (V1, 0.8.x)
+static SAMPLER: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"out of memory occurred when warming up sampler with (\d+) dummy requests")
+});
+// vllm/worker/worker.py (V0) budget lines
+static BUDGET_V0: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"total_gpu_memory \(([\d.]+) ?GiB\) x gpu_memory_utilization \(([\d.]+)\)")
+});
+static BREAKDOWN_V0: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"model weights take ([\d.]+) ?GiB; non_torch_memory takes ([\d.]+) ?GiB; PyTorch activation peak memory takes ([\d.]+) ?GiB; the rest of the memory reserved for KV Cache is (-?[\d.]+) ?GiB",
+    )
+});
+static PROFILING_RESULTS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"total_gpu_memory=([\d.]+) ?GiB.*gpu_memory_utilization=([\d.]+)"));
+static AVAILABLE_KV: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Available KV cache memory: (-?[\d.]+) ?GiB"));
+static CONCURRENCY: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x"));
+static WEIGHTS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?:Model loading|Loading model weights) took ([\d.]+) ?Gi?B"));
+
+// sglang/srt/model_executor/model_runner.py
+static SGLANG_NOT_ENOUGH: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Not enough memory\. Please try to increase --mem-fraction-static"));
+// sglang/srt/managers/schedule_batch.py
+static SGLANG_SLOTS: LazyLock<Regex> = LazyLock::new(|| re(r"alloc_req_slots runs out of memory"));
+// sglang/srt/model_executor/cuda_graph_runner.py
+static SGLANG_CAPTURE: LazyLock<Regex> = LazyLock::new(|| re(r"Capture cuda graph failed"));
+// text-generation-inference server/text_generation_server/models/flash_causal_lm.py warmup
+static TGI_TOTAL: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"Not enough memory to handle (\d+) total tokens with (\d+) prefill tokens")
+});
+static TGI_PREFILL: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Not enough memory to handle (\d+) prefill tokens"));
+
+/// Progress messages and traceback frames → the phase they open. Frames are the function names
+/// of vLLM (vllm/v1/worker/gpu_model_runner.py, gpu_worker.py, V0 worker/model_runner.py),
+/// SGLang (cuda_graph_runner.py) and transformers' loaders.
+const PHASE_MARKERS: &[(&str, Phase)] = &[
+    ("Capturing cudagraphs", Phase::CudaGraphCapture),
+    (
+        "Capturing the model for CUDA graphs",
+        Phase::CudaGraphCapture,
+    ),
+    ("Capturing CUDA graph", Phase::CudaGraphCapture),
+    ("CUDA graphs can take additional", Phase::CudaGraphCapture),
+    ("Capture cuda graph", Phase::CudaGraphCapture),
+    ("in capture_model", Phase::CudaGraphCapture),
+    ("in _capture_cudagraphs", Phase::CudaGraphCapture),
+    ("in capture_one_batch_size", Phase::CudaGraphCapture),
+    ("Graph capturing finished", Phase::Serving),
+    ("in _dummy_sampler_run", Phase::SamplerWarmup),
+    ("in profile_run", Phase::Profiling),
+    ("in determine_available_memory", Phase::Profiling),
+    ("in determine_num_available_blocks", Phase::Profiling),
+    ("Memory profiling takes", Phase::Profiling),
+    ("Starting to load model", Phase::WeightLoading),
+    ("Loading safetensors checkpoint", Phase::WeightLoading),
+    ("Loading checkpoint shards", Phase::WeightLoading),
+    ("in load_model", Phase::WeightLoading),
+    ("in load_weights", Phase::WeightLoading),
+    ("in initialize_kv_cache", Phase::KvAllocation),
+    ("in _allocate_kv_cache", Phase::KvAllocation),
+    ("in _init_cache", Phase::KvAllocation),
+    ("Application startup complete", Phase::Serving),
+    ("Avg prompt throughput", Phase::Serving),
+    ("Uvicorn running on", Phase::Serving),
+    ("server is listening on", Phase::Serving),
+];
+
+/// Read serving-engine events on line `i`.
+pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
+    let line = lines[i];
+    for (marker, phase) in PHASE_MARKERS {
+        if line.contains(marker) {
+            out.push(LogEvent::Phase(*phase));
+            break;
+        }
+    }
+    if line.contains("KV cache") {
+        if let Some(c) = V1_KV.captures(line) {
+            if let (Some(len), Some(needed), Some(available)) =
+                (num(&c[1]), parse_log_size(&c[2]), parse_log_size(&c[3]))
+            {
+                // the estimate may be on the next, wrapped line
+                let w = window(lines, i, 2, 8192);
+                let estimated = V1_ESTIMATE.captures(&w).and_then(|e| num(&e[1]));
+                out.push(LogEvent::VllmKvTooSmall {
+                    max_model_len: len,
+                    needed,
+                    available,
+                    estimated_max_model_len: estimated,
+                });
+            }
+        }
+        if let Some(c) = V0_KV.captures(line) {
+            if let (Some(len), Some(tokens)) = (num(&c[1]), num(&c[2])) {
+                out.push(LogEvent::VllmV0KvTooSmall {
+                    max_model_len: len,
+                    kv_tokens: tokens,
+                });
+            }
+        }
+        if let Some(c) = AVAILABLE_KV.captures(line) {
+            if let Some(b) = c[1].parse::<f64>().ok().map(|g| g.max(0.0).to_string()) {
+                if let Some(bytes) = gib(&b) {
+                    out.push(LogEvent::VllmAvailableKv { bytes });
+                }
+            }
+        }
+    }
+    if line.contains("No available memory for the cache blocks") {
+        out.push(LogEvent::VllmNoCacheBlocks);
+    }
+    if line.contains("Free memory on device") {
+        if let Some(c) = FREE_BELOW.captures(line) {
+            if let (Some(free), Some(total), Ok(u), Some(desired)) =
+                (gib(&c[1]), gib(&c[2]), c[3].parse::<f64>(), gib(&c[4]))
+            {
+                out.push(LogEvent::VllmFreeBelowDesired {
+                    free,
+                    total,
+                    utilization: u,
+                    desired,
+                });
+            }
+        } else if let Some(c) = FREE_OK.captures(line) {
+            if let (Some(total), Ok(u)) = (gib(&c[2]), c[3].parse::<f64>()) {
+                out.push(LogEvent::VllmBudget {
+                    total,
+                    utilization: u,
+                });
+            }
+        }
+    }
+    if line.contains("Error in memory profiling") {
+        if let Some(c) = PROFILING_ERROR.captures(line) {
+            if let (Some(a), Some(b)) = (parse_log_size(&c[1]), parse_log_size(&c[2])) {
+                if a == b {
+                    // vLLM PR #33358: the assert used `>`; equal free memory (XPU) is a bug
+                    out.push(LogEvent::NotOom(NotOomKind::ProfilingAssertEqual));
+                } else {
+                    out.push(LogEvent::VllmProfilingFreeGrew {
+                        initial_free: a,
+                        current_free: b,
+                    });
+                }
+            }
+        }
+    }
+    if let Some(c) = SAMPLER.captures(line) {
+        if let Some(n) = num(&c[1]) {
+            out.push(LogEvent::VllmSamplerWarmupOom { num_requests: n });
+        }
+    }
+    if line.contains("If this problem persists, try setting") {
+        let w = window(lines, i, 1, 1024);
+        if w.contains("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {
+            out.push(LogEvent::VllmCudaGraphOomHint);
+        }
+    }
+    if let Some(c) = BUDGET_V0.captures(line) {
+        if let (Some(total), Ok(u)) = (gib(&c[1]), c[2].parse::<f64>()) {
+            out.push(LogEvent::VllmBudget {
+                total,
+                utilization: u,
+            });
+        }
+    } else if line.contains("total_gpu_memory=") {
+        if let Some(c) = PROFILING_RESULTS.captures(line) {
+            if let (Some(total), Ok(u)) = (gib(&c[1]), c[2].parse::<f64>()) {
+                out.push(LogEvent::VllmBudget {
+                    total,
+                    utilization: u,
+                });
+            }
+        }
+    }
+    if let Some(c) = BREAKDOWN_V0.captures(line) {
+        let kv: f64 = c[4].parse().unwrap_or(0.0);
+        if let (Some(w), Some(n), Some(a)) = (gib(&c[1]), gib(&c[2]), gib(&c[3])) {
+            out.push(LogEvent::VllmBreakdown {
+                weights: w,
+                non_torch: n,
+                activation: a,
+                kv: gib(&kv.max(0.0).to_string()).unwrap_or(0),
+            });
+        }
+    }
+    if let Some(c) = CONCURRENCY.captures(line) {
+        if let (Some(t), Ok(x)) = (num(&c[1]), c[2].parse::<f64>()) {
+            out.push(LogEvent::VllmConcurrency {
+                tokens_per_request: t,
+                times: x,
+            });
+        }
+    }
+    if let Some(c) = WEIGHTS.captures(line) {
+        if let Some(bytes) = gib(&c[1]) {
+            out.push(LogEvent::VllmWeightsLoaded { bytes });
+        }
+    }
+    if SGLANG_NOT_ENOUGH.is_match(line) {
+        out.push(LogEvent::SglangNotEnoughMemory);
+    }
+    if SGLANG_SLOTS.is_match(line) {
+        out.push(LogEvent::SglangReqSlots);
+    }
+    if SGLANG_CAPTURE.is_match(line) && line.contains("failed") {
+        let w = window(lines, i, 3, 4096);
+        out.push(LogEvent::SglangCaptureFailed {
+            inner_oom: w.contains("out of memory"),
+        });
+    }
+    if let Some(c) = TGI_TOTAL.captures(line) {
+        if let (Some(t), Some(p)) = (num(&c[1]), num(&c[2])) {
+            out.push(LogEvent::TgiTotalTokensTooLarge {
+                total: t,
+                prefill: p,
+            });
+        }
+    } else if let Some(c) = TGI_PREFILL.captures(line) {
+        if let Some(t) = num(&c[1]) {
+            out.push(LogEvent::TgiPrefillTooLarge { tokens: t });
+        }
+    }
+}

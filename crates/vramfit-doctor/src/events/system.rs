@@ -1,0 +1,125 @@
+//! The host, the orchestrator and lookalikes: Linux OOM killer (dmesg), Kubernetes, shells,
+//! Ray, host-RAM allocation failures, and errors that are not a lack of GPU memory.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{HostKill, LogEvent, NotOomKind};
+use crate::size::{parse_log_size, SIZE};
+
+fn re(s: &str) -> Regex {
+    Regex::new(&s.replace("SIZE", SIZE)).expect("static regex")
+}
+
+// linux mm/oom_kill.c: "Out of memory: Killed process %d (%s)", "oom-kill:constraint=..."
+static KERNEL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"Out of memory: Kill(?:ed)? process|oom-kill:constraint=(\w+)|Memory cgroup out of memory|invoked oom-killer",
+    )
+});
+static K8S: LazyLock<Regex> = LazyLock::new(|| re(r"\bOOMKilled\b"));
+static EXIT_137: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)exit(?:ed)?(?: with)? (?:code|status)[:=]?\s*137\b|\bcode=137\b|\b137 \(SIGKILL\)")
+});
+static SIGKILL: LazyLock<Regex> = LazyLock::new(|| re(r#"^\s*Killed\s*$|signal: killed"#));
+// ray/_private/worker.py message for a worker killed by the OOM killer
+static RAY: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"killed by SIGKILL by OOM killer|killed by the OOM killer|Ray OOM killer")
+});
+static DESCRIBED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\boom[- ]killer\b"));
+// c10/core/impl/alloc_cpu.cpp
+static CPU_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"DefaultCPUAllocator: (?:not enough memory|can't allocate memory): you tried to allocate (\d+) bytes",
+    )
+});
+// safetensors (Rust) mmap failure; std::bad_alloc from C++ loaders
+static MMAP: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"unable to mmap (\d+) bytes from file .*Cannot allocate memory|std::bad_alloc|(?:^|[^\w.])MemoryError\b",
+    )
+});
+// Lookalikes: failures that are not a lack of GPU capacity (research/torch_snapshot.md catalog)
+static NOT_OOM: LazyLock<[(Regex, NotOomKind); 5]> = LazyLock::new(|| {
+    [
+        (
+            re(r"illegal memory access was encountered|cudaErrorIllegalAddress|misaligned address"),
+            NotOomKind::IllegalMemoryAccess,
+        ),
+        (
+            re(
+                r"NCCL error|ncclInternalError|ncclSystemError|ncclUnhandledCudaError|NCCL WARN|ProcessGroupNCCL.*(?:Timeout|timed out)|Connection closed by peer",
+            ),
+            NotOomKind::Nccl,
+        ),
+        (
+            re(r"operation not permitted when stream is capturing"),
+            NotOomKind::StreamCapture,
+        ),
+        (
+            re(
+                r"/dev/shm.*No space left on device|No space left on device.*/dev/shm|insufficient shared memory|Unexpected bus error",
+            ),
+            NotOomKind::SharedMemory,
+        ),
+        (
+            re(r"device-side assert triggered"),
+            NotOomKind::DeviceAssert,
+        ),
+    ]
+});
+static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)(?:SIZE\s+)?reserved[- ]but[- ]unallocated|\bfragment(?:s|ed|ation)\b")
+});
+
+/// Read host / orchestrator / lookalike events on line `i`.
+pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
+    let line = lines[i];
+    if let Some(c) = KERNEL.captures(line) {
+        let memcg = c.get(1).is_some_and(|m| m.as_str() == "CONSTRAINT_MEMCG")
+            || line.contains("Memory cgroup");
+        out.push(LogEvent::HostKilled(HostKill::OomKiller { memcg }));
+    } else if K8S.is_match(line) {
+        out.push(LogEvent::HostKilled(HostKill::Kubernetes));
+    } else if RAY.is_match(line) {
+        out.push(LogEvent::HostKilled(HostKill::Ray));
+    } else if EXIT_137.is_match(line) {
+        out.push(LogEvent::HostKilled(HostKill::Exit137));
+    } else if SIGKILL.is_match(line) {
+        out.push(LogEvent::HostKilled(HostKill::Sigkill));
+    } else if DESCRIBED.is_match(line) {
+        out.push(LogEvent::HostKilled(HostKill::Described));
+    }
+    if let Some(c) = CPU_ALLOC.captures(line) {
+        out.push(LogEvent::HostAllocFailed {
+            requested: c[1].parse().ok(),
+        });
+    } else if let Some(c) = MMAP.captures(line) {
+        out.push(LogEvent::HostAllocFailed {
+            requested: c.get(1).and_then(|m| m.as_str().parse().ok()),
+        });
+    }
+    // NCCL's own CUDA failure text can be an OOM ("Cuda failure 'out of memory'")
+    if !line.contains("out of memory") {
+        for (r, kind) in NOT_OOM.iter() {
+            if r.is_match(line) {
+                out.push(LogEvent::NotOom(*kind));
+                break;
+            }
+        }
+    }
+    // PyTorch's OOM text always names fragmentation in its hint; only a person's own sentence
+    // (or a summary quoting the reserved-but-unallocated figure) counts here.
+    if !line.contains("out of memory")
+        && !line.contains("max_split_size_mb")
+        && !line.contains("expandable_segments")
+        && !line.contains("is reserved by PyTorch but unallocated")
+    {
+        if let Some(c) = NARRATIVE_FRAG.captures(line) {
+            out.push(LogEvent::FragmentationDescribed {
+                reserved_unallocated: c.get(1).and_then(|m| parse_log_size(m.as_str())),
+            });
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! Fixes: the arithmetic done from the log's own numbers, and the hook through which the
+//! engine memory models compute what the log alone cannot.
+
+use serde::Serialize;
+
+use crate::settings::EchoedSettings;
+
+/// One change to make. `flag` is a command-line flag or environment variable (`--max-model-len`,
+/// `PYTORCH_CUDA_ALLOC_CONF`); empty when the fix is an action (free another process, add RAM),
+/// which `why` then states. `value` is empty for switches (`--enforce-eager`) and actions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fix {
+    pub flag: String,
+    pub value: String,
+    pub why: String,
+}
+
+impl Fix {
+    pub fn flag(flag: &str, value: impl ToString, why: impl Into<String>) -> Fix {
+        Fix {
+            flag: flag.to_string(),
+            value: value.to_string(),
+            why: why.into(),
+        }
+    }
+
+    pub fn action(why: impl Into<String>) -> Fix {
+        Fix {
+            flag: String::new(),
+            value: String::new(),
+            why: why.into(),
+        }
+    }
+}
+
+/// The engine memory models, as the doctor needs them. The binary implements this with
+/// `vramfit-engine` (vLLM: module `vllm`, llama.cpp: module `llamacpp`) once the log names a
+/// model it can resolve; the doctor asks only when the log's own numbers are not enough, and
+/// every method may answer `None` ("cannot tell").
+pub trait FixEngine {
+    /// vLLM: the largest max_model_len whose KV for one request fits in `kv_available` bytes
+    /// per worker, for the model and settings the log echoes (TP, KV dtype, sliding windows).
+    fn vllm_max_model_len(&self, settings: &EchoedSettings, kv_available: u64) -> Option<u64>;
+
+    /// llama.cpp: the largest n_ctx whose KV + compute buffers fit in `free_after_weights`
+    /// bytes on the device, with the settings the log echoes.
+    fn llamacpp_max_n_ctx(&self, settings: &EchoedSettings, free_after_weights: u64)
+        -> Option<u64>;
+
+    /// llama.cpp: the most layers (`-ngl`) whose weights, KV and compute fit in `free` bytes.
+    fn llamacpp_max_gpu_layers(&self, settings: &EchoedSettings, free: u64) -> Option<u64>;
+}
+
+/// The doctor without engine models: every question is answered from the log or not at all.
+pub struct LogOnly;
+
+impl FixEngine for LogOnly {
+    fn vllm_max_model_len(&self, _: &EchoedSettings, _: u64) -> Option<u64> {
+        None
+    }
+    fn llamacpp_max_n_ctx(&self, _: &EchoedSettings, _: u64) -> Option<u64> {
+        None
+    }
+    fn llamacpp_max_gpu_layers(&self, _: &EchoedSettings, _: u64) -> Option<u64> {
+        None
+    }
+}
+
+/// vLLM pages KV in blocks of 16 tokens (vllm/config/cache.py default block_size; CUDA).
+pub const VLLM_BLOCK: u64 = 16;
+/// llama.cpp pads n_ctx to 256 (src/llama-context.cpp, research/llamacpp_memory.md §2.2).
+pub const LLAMA_CTX_PAD: u64 = 256;
+/// llama.cpp `--fit` keeps 1024 MiB free per device (common/fit.cpp, PR #16653).
+pub const LLAMA_FIT_MARGIN: u64 = 1024 << 20;
+
+/// The largest max_model_len whose KV fits, for full attention (KV linear in length): scale the
+/// failing length by available/needed and round down to a whole block.
+pub fn vllm_len_that_fits(max_model_len: u64, needed: u64, available: u64) -> Option<u64> {
+    if needed == 0 || available == 0 {
+        return None;
+    }
+    let tokens = (max_model_len as u128 * available as u128 / needed as u128) as u64;
+    let tokens = tokens / VLLM_BLOCK * VLLM_BLOCK;
+    (tokens > 0).then_some(tokens)
+}
+
+/// The largest gpu_memory_utilization vLLM accepts with `free` of `total` bytes free: its
+/// start-up check needs free >= utilization × total (vllm/v1/worker/gpu_worker.py); two decimals,
+/// rounded down.
+pub fn vllm_util_for_free(free: u64, total: u64) -> Option<f64> {
+    if total == 0 || free == 0 {
+        return None;
+    }
+    let u = (free as f64 / total as f64 * 100.0).floor() / 100.0;
+    (u >= 0.05).then_some(u.min(0.99))
+}
+
+/// The largest n_ctx (multiple of 256) whose KV fits in `room` bytes, given the KV bytes one
+/// token costs (measured from the log: KV buffer / n_ctx).
+pub fn llama_ctx_that_fits(kv_per_token: u64, room: u64) -> Option<u64> {
+    if kv_per_token == 0 {
+        return None;
+    }
+    let n = room / kv_per_token / LLAMA_CTX_PAD * LLAMA_CTX_PAD;
+    (n > 0).then_some(n)
+}
+
+/// The most whole layers of `per_layer` bytes that fit in `room` bytes.
+pub fn layers_that_fit(per_layer: u64, room: u64) -> Option<u64> {
+    if per_layer == 0 {
+        return None;
+    }
+    Some(room / per_layer)
+}
+
+/// The largest power of two <= n (at least 1): batch-like knobs are set in powers of two.
+pub fn pow2_floor(n: u64) -> u64 {
+    if n <= 1 {
+        1
+    } else {
+        1 << (63 - n.leading_zeros())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use vramfit_model::units::GIB;
+
+    #[test]
+    fn vllm_len_rounds_to_blocks() {
+        // 131072 tokens need 16 GiB; 9.2 GiB available -> 75366.4 -> 75360
+        let a = (9.2 * GIB as f64) as u64;
+        assert_eq!(vllm_len_that_fits(131072, 16 * GIB, a), Some(75360));
+        assert_eq!(vllm_len_that_fits(131072, 16 * GIB, 0), None);
+    }
+
+    #[test]
+    fn util_from_free() {
+        // vllm-20305: 31.44 of 47.38 GiB free -> 0.66
+        let u = vllm_util_for_free((31.44 * GIB as f64) as u64, (47.38 * GIB as f64) as u64);
+        assert_eq!(u, Some(0.66));
+    }
+
+    proptest! {
+        #[test]
+        fn smaller_room_never_fits_more(per in 1u64..1_000_000, a in 0u64..1u64<<40, b in 0u64..1u64<<40) {
+            let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+            let f = |r| llama_ctx_that_fits(per, r).unwrap_or(0);
+            prop_assert!(f(lo) <= f(hi));
+            prop_assert!(f(hi) * per <= hi);
+        }
+
+        #[test]
+        fn vllm_len_fits(len in 1u64..10_000_000, needed in 1u64..1u64<<40, avail in 0u64..1u64<<40) {
+            if let Some(n) = vllm_len_that_fits(len, needed, avail) {
+                prop_assert!(n % VLLM_BLOCK == 0);
+                prop_assert!((n as u128) * (needed as u128) <= (len as u128) * (avail as u128));
+            }
+        }
+    }
+}

@@ -1,0 +1,440 @@
+//! Settings a log echoes: the command line, vLLM's `non-default args: {...}` and engine config
+//! line, SGLang's `ServerArgs(...)`, llama.cpp's `llama_context: n_ctx = ...` lines, Ollama's
+//! `starting llama server cmd=...`; and which engine wrote the log.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Serialize;
+
+use crate::events::clip;
+
+/// The engine that wrote a log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    Vllm,
+    Sglang,
+    #[serde(rename = "llama.cpp")]
+    LlamaCpp,
+    Ollama,
+    Tgi,
+    Transformers,
+    Pytorch,
+    Unknown,
+}
+
+impl Engine {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Engine::Vllm => "vllm",
+            Engine::Sglang => "sglang",
+            Engine::LlamaCpp => "llama.cpp",
+            Engine::Ollama => "ollama",
+            Engine::Tgi => "tgi",
+            Engine::Transformers => "transformers",
+            Engine::Pytorch => "pytorch",
+            Engine::Unknown => "unknown",
+        }
+    }
+}
+
+/// What the log says about how the engine was configured. Absent = not printed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct EchoedSettings {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_version: Option<String>,
+    // vLLM / SGLang
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_model_len: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_utilization: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tensor_parallel_size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pipeline_parallel_size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_num_seqs: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_num_batched_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enforce_eager: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kv_cache_dtype: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mem_fraction_static: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_running_requests: Option<u64>,
+    // llama.cpp / Ollama
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_ctx: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_gpu_layers: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_batch: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_ubatch: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_parallel: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub n_layer: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flash_attn: Option<bool>,
+    // TGI
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_batch_prefill_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_batch_total_tokens: Option<u64>,
+    /// `PYTORCH_CUDA_ALLOC_CONF` (or `PYTORCH_ALLOC_CONF`) already holds expandable_segments:True
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expandable_segments: Option<bool>,
+}
+
+/// A setting we know, whatever spelling the engine uses.
+#[derive(Clone, Copy)]
+enum Key {
+    Model,
+    MaxModelLen,
+    Util,
+    Tp,
+    Pp,
+    MaxNumSeqs,
+    MaxBatchedTokens,
+    EnforceEager,
+    KvDtype,
+    MemFraction,
+    MaxRunning,
+    NCtx,
+    Ngl,
+    NBatch,
+    NUbatch,
+    NParallel,
+    NLayer,
+    FlashAttn,
+    TgiPrefill,
+    TgiTotal,
+}
+
+/// Spellings: python keyword (vLLM config, SGLang ServerArgs, llama.cpp `name = value` lines)
+/// and command-line flags (vllm/engine/arg_utils.py, sglang/srt/server_args.py,
+/// llama.cpp common/arg.cpp, text-generation-launcher).
+const NAMES: &[(&str, Key)] = &[
+    ("model", Key::Model),
+    ("model_path", Key::Model),
+    ("max_model_len", Key::MaxModelLen),
+    ("max_seq_len", Key::MaxModelLen),
+    ("context_length", Key::MaxModelLen),
+    ("gpu_memory_utilization", Key::Util),
+    ("tensor_parallel_size", Key::Tp),
+    ("tp_size", Key::Tp),
+    ("pipeline_parallel_size", Key::Pp),
+    ("max_num_seqs", Key::MaxNumSeqs),
+    ("max_num_batched_tokens", Key::MaxBatchedTokens),
+    ("enforce_eager", Key::EnforceEager),
+    ("kv_cache_dtype", Key::KvDtype),
+    ("mem_fraction_static", Key::MemFraction),
+    ("max_running_requests", Key::MaxRunning),
+    ("n_ctx", Key::NCtx),
+    ("n_batch", Key::NBatch),
+    ("n_ubatch", Key::NUbatch),
+    ("n_seq_max", Key::NParallel),
+    ("n_layer", Key::NLayer),
+    ("flash_attn", Key::FlashAttn),
+];
+
+const FLAGS: &[(&str, Key)] = &[
+    ("--model", Key::Model),
+    ("--model-path", Key::Model),
+    ("--max-model-len", Key::MaxModelLen),
+    ("--context-length", Key::MaxModelLen),
+    ("--gpu-memory-utilization", Key::Util),
+    ("--tensor-parallel-size", Key::Tp),
+    ("--tp-size", Key::Tp),
+    ("--tp", Key::Tp),
+    ("-tp", Key::Tp),
+    ("--pipeline-parallel-size", Key::Pp),
+    ("-pp", Key::Pp),
+    ("--max-num-seqs", Key::MaxNumSeqs),
+    ("--max-num-batched-tokens", Key::MaxBatchedTokens),
+    ("--enforce-eager", Key::EnforceEager),
+    ("--kv-cache-dtype", Key::KvDtype),
+    ("--mem-fraction-static", Key::MemFraction),
+    ("--max-running-requests", Key::MaxRunning),
+    ("--ctx-size", Key::NCtx),
+    ("-c", Key::NCtx),
+    ("--n-gpu-layers", Key::Ngl),
+    ("--gpu-layers", Key::Ngl),
+    ("-ngl", Key::Ngl),
+    ("--batch-size", Key::NBatch),
+    ("-b", Key::NBatch),
+    ("--ubatch-size", Key::NUbatch),
+    ("-ub", Key::NUbatch),
+    ("--parallel", Key::NParallel),
+    ("-np", Key::NParallel),
+    ("--flash-attn", Key::FlashAttn),
+    ("-fa", Key::FlashAttn),
+    ("--max-batch-prefill-tokens", Key::TgiPrefill),
+    ("--max-batch-total-tokens", Key::TgiTotal),
+];
+
+/// Flags without a value.
+const SWITCHES: &[&str] = &["--enforce-eager", "-fa"];
+
+/// `name=value` (vLLM config line, ServerArgs, llama.cpp `n_ctx = 4096`) and `'name': value`
+/// (vLLM's non-default args dict).
+static KV_PAIRS: LazyLock<[Regex; 2]> = LazyLock::new(|| {
+    [
+        Regex::new(r#"\b([a-z_]+)\s*=\s*('[^']*'|"[^"]*"|[^,\s)}{]+)"#).expect("static regex"),
+        Regex::new(r#"['"]([a-z_]+)['"]\s*:\s*('[^']*'|"[^"]*"|[^,\s)}{]+)"#)
+            .expect("static regex"),
+    ]
+});
+static VERSION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?:vLLM API server version|vLLM version|LLM engine \(v)\s*v?(\d+\.\d+[\w.+-]*)|sglang==(\d[\w.]*)|build: (\d+) \(")
+        .expect("static regex")
+});
+static ALLOC_CONF: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"PYTORCH_(?:CUDA_|HIP_)?ALLOC_CONF=\S*expandable_segments:(True|true|1|False|false|0)",
+    )
+    .expect("static regex")
+});
+
+fn int(v: &str) -> Option<u64> {
+    let v = v
+        .trim_matches(|c| c == '\'' || c == '"')
+        .replace(['_', ','], "");
+    if let Some(k) = v.strip_suffix(['k', 'K']) {
+        return k.parse::<u64>().ok().map(|n| n * 1024);
+    }
+    v.parse().ok()
+}
+
+impl EchoedSettings {
+    fn set(&mut self, key: Key, raw: &str) {
+        let v = raw.trim().trim_matches(|c| c == '\'' || c == '"');
+        if v.is_empty() || v == "None" {
+            return;
+        }
+        let flag = || matches!(v, "True" | "true" | "1" | "on" | "enabled");
+        match key {
+            Key::Model => self.model = Some(v.chars().take(200).collect()),
+            Key::MaxModelLen => self.max_model_len = int(v).or(self.max_model_len),
+            Key::Util => {
+                self.gpu_memory_utilization = v
+                    .parse()
+                    .ok()
+                    .filter(|u: &f64| *u > 0.0 && *u <= 1.0)
+                    .or(self.gpu_memory_utilization)
+            }
+            Key::Tp => self.tensor_parallel_size = int(v).or(self.tensor_parallel_size),
+            Key::Pp => self.pipeline_parallel_size = int(v).or(self.pipeline_parallel_size),
+            Key::MaxNumSeqs => self.max_num_seqs = int(v).or(self.max_num_seqs),
+            Key::MaxBatchedTokens => {
+                self.max_num_batched_tokens = int(v).or(self.max_num_batched_tokens)
+            }
+            Key::EnforceEager => self.enforce_eager = Some(flag()),
+            Key::KvDtype => self.kv_cache_dtype = Some(v.chars().take(32).collect()),
+            Key::MemFraction => {
+                self.mem_fraction_static = v.parse().ok().or(self.mem_fraction_static)
+            }
+            Key::MaxRunning => self.max_running_requests = int(v).or(self.max_running_requests),
+            Key::NCtx => self.n_ctx = int(v).filter(|n| *n > 0).or(self.n_ctx),
+            Key::Ngl => self.n_gpu_layers = v.parse().ok().or(self.n_gpu_layers),
+            Key::NBatch => self.n_batch = int(v).or(self.n_batch),
+            Key::NUbatch => self.n_ubatch = int(v).or(self.n_ubatch),
+            Key::NParallel => self.n_parallel = int(v).or(self.n_parallel),
+            Key::NLayer => self.n_layer = int(v).or(self.n_layer),
+            Key::FlashAttn => self.flash_attn = Some(flag()),
+            Key::TgiPrefill => self.max_batch_prefill_tokens = int(v),
+            Key::TgiTotal => self.max_batch_total_tokens = int(v),
+        }
+    }
+}
+
+fn looks_like_config(line: &str) -> bool {
+    line.contains("non-default args")
+        || line.contains("with config:")
+        || line.contains("ServerArgs(")
+        || line.contains("server_args=")
+        || line.contains("llama_context:")
+        || line.contains("llama_new_context_with_model:")
+        || line.contains("print_info:")
+        || line.contains("llm_load_print_meta:")
+        || line.contains("Args {")
+}
+
+fn looks_like_command(line: &str) -> bool {
+    [
+        "vllm serve",
+        "vllm.entrypoints",
+        "sglang.launch_server",
+        "llama-server",
+        "llama-cli",
+        "llama-bench",
+        "llama-sweep-bench",
+        "llama server",
+        "text-generation-launcher",
+        "--max-model-len",
+        "--gpu-memory-utilization",
+        "-ngl",
+        "--n-gpu-layers",
+        "--ctx-size",
+    ]
+    .iter()
+    .any(|m| line.contains(m))
+}
+
+/// Read the settings a log echoes. Later mentions override earlier ones (a restarted server).
+pub fn read_settings(text: &str) -> EchoedSettings {
+    let mut s = EchoedSettings::default();
+    for line in text.lines().map(clip) {
+        if looks_like_config(line) {
+            for pairs in KV_PAIRS.iter() {
+                for c in pairs.captures_iter(line).take(256) {
+                    if let Some((_, key)) = NAMES.iter().find(|(n, _)| *n == &c[1]) {
+                        s.set(*key, &c[2]);
+                    }
+                }
+            }
+        }
+        if looks_like_command(line) {
+            let words: Vec<&str> = line.split_whitespace().take(512).collect();
+            for (j, w) in words.iter().enumerate() {
+                // `vllm serve MODEL`: the model is positional
+                if *w == "serve" {
+                    if let Some(m) = words.get(j + 1).filter(|m| !m.starts_with('-')) {
+                        s.set(Key::Model, m);
+                    }
+                }
+                let (name, inline) = match w.split_once('=') {
+                    Some((n, v)) if n.starts_with('-') => (n, Some(v)),
+                    _ => (*w, None),
+                };
+                let Some((_, key)) = FLAGS.iter().find(|(f, _)| *f == name) else {
+                    continue;
+                };
+                if let Some(v) = inline {
+                    s.set(*key, v);
+                } else if SWITCHES.contains(&name)
+                    && words.get(j + 1).is_none_or(|n| n.starts_with('-'))
+                {
+                    s.set(*key, "true");
+                } else if let Some(v) = words.get(j + 1) {
+                    s.set(*key, v.trim_end_matches(['\\', ',', '"']));
+                }
+            }
+        }
+        if let Some(c) = VERSION.captures(line) {
+            if let Some(v) = c.get(1).or(c.get(2)).or(c.get(3)) {
+                s.engine_version = Some(v.as_str().chars().take(40).collect());
+            }
+        }
+        if let Some(c) = ALLOC_CONF.captures(line) {
+            s.expandable_segments = Some(matches!(&c[1], "True" | "true" | "1"));
+        }
+    }
+    s
+}
+
+/// Markers of each engine, strongest first; the engine with the most marker hits wins.
+const ENGINE_MARKERS: &[(&str, Engine)] = &[
+    ("ollama", Engine::Ollama),
+    ("llama runner", Engine::Ollama),
+    ("sglang", Engine::Sglang),
+    ("mem-fraction-static", Engine::Sglang),
+    ("mem_fraction_static", Engine::Sglang),
+    ("text-generation-launcher", Engine::Tgi),
+    ("text_generation_server", Engine::Tgi),
+    ("max-batch-prefill-tokens", Engine::Tgi),
+    ("Warmup(", Engine::Tgi),
+    ("vllm", Engine::Vllm),
+    ("vLLM", Engine::Vllm),
+    ("EngineCore", Engine::Vllm),
+    ("gpu_memory_utilization", Engine::Vllm),
+    ("kv_cache_utils", Engine::Vllm),
+    ("llama_", Engine::LlamaCpp),
+    ("ggml_", Engine::LlamaCpp),
+    ("llama-server", Engine::LlamaCpp),
+    ("load_tensors", Engine::LlamaCpp),
+    ("transformers", Engine::Transformers),
+    ("from_pretrained", Engine::Transformers),
+    (".generate(", Engine::Transformers),
+    ("torch", Engine::Pytorch),
+    ("PyTorch", Engine::Pytorch),
+    ("MPS backend", Engine::Pytorch),
+];
+
+/// Which engine wrote the log, by counting markers (Ollama and SGLang logs also mention
+/// llama.cpp and torch; they win ties by coming first).
+pub fn detect_engine(text: &str) -> Engine {
+    let mut score: Vec<(Engine, usize)> = Vec::new();
+    for (m, e) in ENGINE_MARKERS {
+        let n = text.matches(m).take(1000).count();
+        if n == 0 {
+            continue;
+        }
+        // a wrapper engine's name is decisive even if the wrapped engine is more verbose
+        let weight = match e {
+            Engine::Ollama | Engine::Sglang | Engine::Tgi => 1000,
+            Engine::Vllm => 100,
+            Engine::Pytorch => 1,
+            _ => 10,
+        };
+        match score.iter_mut().find(|(x, _)| x == e) {
+            Some((_, s)) => *s += n * weight,
+            None => score.push((*e, n * weight)),
+        }
+    }
+    score
+        .into_iter()
+        .max_by_key(|(_, s)| *s)
+        .map_or(Engine::Unknown, |(e, _)| e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vllm_command_and_config() {
+        let s = read_settings(
+            "vllm serve Qwen/Qwen3-8B --max-model-len 32k --gpu-memory-utilization=0.95 -tp 2 --enforce-eager\n\
+             INFO non-default args: {'model': 'Qwen/Qwen3-8B', 'max_num_seqs': 512}",
+        );
+        assert_eq!(s.model.as_deref(), Some("Qwen/Qwen3-8B"));
+        assert_eq!(s.max_model_len, Some(32768));
+        assert_eq!(s.gpu_memory_utilization, Some(0.95));
+        assert_eq!(s.tensor_parallel_size, Some(2));
+        assert_eq!(s.enforce_eager, Some(true));
+        assert_eq!(s.max_num_seqs, Some(512));
+    }
+
+    #[test]
+    fn llama_cpp_context_lines() {
+        let s = read_settings(
+            "./llama-server -m model.gguf -c 65536 -ngl 99 -fa\nllama_context: n_ctx         = 65536\nllama_context: n_ubatch      = 512\nprint_info: n_layer          = 61",
+        );
+        assert_eq!(s.n_ctx, Some(65536));
+        assert_eq!(s.n_gpu_layers, Some(99));
+        assert_eq!(s.flash_attn, Some(true));
+        assert_eq!(s.n_ubatch, Some(512));
+        assert_eq!(s.n_layer, Some(61));
+    }
+
+    #[test]
+    fn engines() {
+        assert_eq!(detect_engine("ERROR [core.py:343] vllm ..."), Engine::Vllm);
+        assert_eq!(
+            detect_engine("llama_kv_cache_init: ggml_"),
+            Engine::LlamaCpp
+        );
+        assert_eq!(
+            detect_engine("ollama llama runner ggml_ llama_"),
+            Engine::Ollama
+        );
+        assert_eq!(detect_engine("nothing here"), Engine::Unknown);
+    }
+}
