@@ -345,3 +345,22 @@ fn glm45_ships_its_nextn_block() {
     let (main, _) = param_counts(&s);
     assert!((main as f64 / 1e9 - 106.85).abs() < 0.005, "{main}");
 }
+
+#[test]
+fn nextn_blocks_are_named_for_the_engine() {
+    use vramfit_model::layout::nextn_blocks;
+    let glm = spec(
+        "zai-org/GLM-4.5-Air",
+        json!({"model_type": "glm4_moe", "hidden_size": 4096, "intermediate_size": 10944,
+               "moe_intermediate_size": 1408, "num_hidden_layers": 46,
+               "num_nextn_predict_layers": 1, "num_attention_heads": 96,
+               "num_key_value_heads": 8, "head_dim": 128, "n_routed_experts": 128,
+               "n_shared_experts": 1, "num_experts_per_tok": 8, "first_k_dense_replace": 1,
+               "vocab_size": 151552, "tie_word_embeddings": false}),
+    );
+    assert_eq!(nextn_blocks(&glm), 46..47);
+    // DeepSeek V3 declares an MTP layer but its GGUFs do not carry it
+    let ds = deepseek_v3();
+    assert_eq!(ds.n_nextn_layers, 1);
+    assert!(nextn_blocks(&ds).is_empty());
+}

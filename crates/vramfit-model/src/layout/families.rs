@@ -42,7 +42,7 @@ impl Family {
             "cohere" | "cohere2" => Family::Cohere,
             "olmo2" => Family::Olmo2,
             "starcoder2" => Family::Starcoder2,
-            "deepseek_v2" | "deepseek_v3" | "kimi_k2" => Family::Deepseek,
+            "deepseek_v2" | "deepseek_v3" | "deepseek_v32" | "kimi_k2" => Family::Deepseek,
             "glm4_moe" => Family::Glm4Moe,
             "gpt_oss" => Family::GptOss,
             "qwen3_next" => Family::Qwen3Next,

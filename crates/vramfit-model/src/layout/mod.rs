@@ -70,7 +70,7 @@ pub fn param_counts(spec: &ModelSpec) -> (u64, u64) {
     let mut total = 0u64;
     let mut active = 0u64;
     for t in &set.tensors {
-        if t.layer().is_some_and(|l| l >= n_main) || t.name.starts_with("blk.nextn") {
+        if t.layer().is_some_and(|l| l >= n_main) {
             continue;
         }
         let elems = t.elems();
@@ -83,6 +83,19 @@ pub fn param_counts(spec: &ModelSpec) -> (u64, u64) {
         }
     }
     (total, active)
+}
+
+/// The block indices of multi-token-prediction (NextN) layers that [`synthesize`] writes after
+/// the main stack (empty when the converter does not ship them). llama.cpp creates these
+/// tensors with `TENSOR_SKIP` (llama-model.cpp LLM_ARCH_GLM4_MOE, 2025-08 on): they stay in
+/// the file but are not allocated on any device unless MTP decoding loads them.
+pub fn nextn_blocks(spec: &ModelSpec) -> std::ops::Range<u64> {
+    let start = spec.n_layer();
+    if Family::of(spec) == Family::Glm4Moe {
+        start..start.saturating_add(spec.n_nextn_layers)
+    } else {
+        start..start
+    }
 }
 
 /// True for the stacked routed-expert tensors (`ffn_{gate,up,down}_exps` and their biases).
