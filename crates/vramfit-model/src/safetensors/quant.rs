@@ -259,10 +259,11 @@ fn classify_one(
     if leaf == "weight_packed" {
         return match dtype(t).as_str() {
             "U8" => packed(QuantScheme::Nvfp4, 2),
-            "I32" | "U32" => packed(
-                QuantScheme::CompressedTensors,
-                32 / bits_hint.unwrap_or(DEFAULT_BITS),
-            ),
+            "I32" | "U32" => TensorClass {
+                role: TensorRole::Weight,
+                scheme: Some(QuantScheme::CompressedTensors),
+                logical_params: unpacked_by_bits(elems, bits_hint),
+            },
             _ => packed(QuantScheme::CompressedTensors, 1),
         };
     }
@@ -318,9 +319,9 @@ fn aux_scheme(leaf: &str, base: &str, by_name: &HashMap<&str, &Tensor>) -> Optio
     }
 }
 
-/// AWQ packs along the output dim, GPTQ along the input dim; the pack factor comes from the
-/// shapes when they tell (AWQ: `scales` cols / `qweight` cols; GPTQ: `g_idx` length /
-/// `qweight` rows), else from the config's bits, else 4-bit.
+/// AWQ packs along the output dim, GPTQ along the input dim. Where the shapes tell, the
+/// unpacked size is read off them (AWQ: `qweight` rows × `scales` cols; GPTQ: `g_idx` length ×
+/// `qweight` cols); otherwise each I32 word holds 32/bits values, bits from the config, else 4.
 fn classify_qweight(
     t: &Tensor,
     base: &str,
@@ -330,21 +331,30 @@ fn classify_qweight(
     let q = shape(t);
     let scales = sibling(by_name, base, "scales").map(shape);
     let g_idx = sibling(by_name, base, "g_idx").map(shape);
-    let default_pack = 32 / bits_hint.unwrap_or(DEFAULT_BITS);
-    let ratio = |num: u64, den: u64| {
-        (num.checked_rem(den) == Some(0) && (1..=32).contains(&(num / den))).then(|| num / den)
-    };
-    let (scheme, pack) = match (q.as_slice(), scales.as_deref(), g_idx.as_deref()) {
-        ([rows, _], _, Some([in_features])) => (QuantScheme::Gptq, ratio(*in_features, *rows)),
-        ([_, cols], Some([_, out]), None) if out != cols => (QuantScheme::Awq, ratio(*out, *cols)),
-        ([_, cols], Some([_, out]), None) if out == cols => (QuantScheme::Gptq, None),
+    let elems = t.elems();
+    // 1 to 32 values per word, or the shapes do not describe this qweight
+    let plausible = |n: u64| (n >= elems && n <= elems.saturating_mul(32)).then_some(n);
+    let (scheme, exact) = match (q.as_slice(), scales.as_deref(), g_idx.as_deref()) {
+        ([_, cols], _, Some([in_features])) => (
+            QuantScheme::Gptq,
+            plausible(in_features.saturating_mul(*cols)),
+        ),
+        ([rows, cols], Some([_, out]), None) if out != cols => {
+            (QuantScheme::Awq, plausible(rows.saturating_mul(*out)))
+        }
+        ([_, _], Some([_, _]), None) => (QuantScheme::Gptq, None),
         _ => (QuantScheme::Awq, None),
     };
     TensorClass {
         role: TensorRole::Weight,
         scheme: Some(scheme),
-        logical_params: t.elems().saturating_mul(pack.unwrap_or(default_pack)),
+        logical_params: exact.unwrap_or_else(|| unpacked_by_bits(elems, bits_hint)),
     }
+}
+
+/// Values in `words` 32-bit words of `bits`-bit values (4 where nothing says).
+fn unpacked_by_bits(words: u64, bits_hint: Option<u64>) -> u64 {
+    words.saturating_mul(32) / bits_hint.unwrap_or(DEFAULT_BITS)
 }
 
 /// The role of a parameter tensor, from its module name (HF naming across architectures).
@@ -468,6 +478,17 @@ mod tests {
         let mut q = config(8);
         q.method = "gptq".into();
         assert_eq!(logical_params_with(&s, Some(&q)), 16 * 64 * 4);
+    }
+
+    #[test]
+    fn three_bit_gptq_reads_the_unpacked_size_off_g_idx() {
+        // 3-bit: 32 input rows fit in 3 words; in = 96, out = 8
+        let s = set(vec![
+            t("l.qweight", "I32", &[9, 8], 32),
+            t("l.scales", "F16", &[1, 8], 16),
+            t("l.g_idx", "I32", &[96], 32),
+        ]);
+        assert_eq!(logical_params(&s), 96 * 8);
     }
 
     #[test]
