@@ -242,3 +242,33 @@ fn fused_qkv_rules_changed_with_the_category_refactor() {
     assert_eq!(ty(&old, "blk.0.ffn_down.weight"), "q6_K");
     assert_eq!(ty(&old, "blk.0.attn_qkv.bias"), "f32");
 }
+
+#[test]
+fn hybrid_models_read_n_gqa_like_their_gguf() {
+    // Qwen3-Next: scalar head_count_kv, so layer 0 (DeltaNet) reports 16/2 = 8 >= 4
+    let next = spec(
+        "Qwen/Qwen3-Next-80B-A3B",
+        json!({"model_type": "qwen3_next", "hidden_size": 2048, "intermediate_size": 5120,
+               "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2,
+               "head_dim": 256, "vocab_size": 151936, "tie_word_embeddings": false,
+               "num_experts": 512, "num_experts_per_tok": 10, "moe_intermediate_size": 512,
+               "shared_expert_intermediate_size": 512, "full_attention_interval": 4}),
+    );
+    let set = quantize(&next, "IQ4_XS", true);
+    assert_eq!(ty(&set, "blk.3.attn_v.weight"), "q5_K");
+    assert_eq!(ty(&set, "blk.0.ssm_conv1d.weight"), "f32");
+    assert_eq!(ty(&set, "blk.0.ssm_in.weight"), "iq4_xs");
+    // Nemotron-H: per-layer head_count_kv with 0 on the leading Mamba layer -> n_gqa 0
+    let nem = spec(
+        "nvidia/Nemotron-H-8B-Base-8K",
+        json!({"model_type": "nemotron_h", "hidden_size": 4096, "intermediate_size": 21504,
+               "num_hidden_layers": 52, "num_attention_heads": 32, "num_key_value_heads": 8,
+               "head_dim": 128, "vocab_size": 131072, "tie_word_embeddings": false,
+               "mamba_num_heads": 128, "mamba_head_dim": 64, "ssm_state_size": 128,
+               "n_groups": 8, "conv_kernel": 4,
+               "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-"}),
+    );
+    let set = quantize(&nem, "IQ4_XS", true);
+    assert_eq!(ty(&set, "blk.7.attn_v.weight"), "iq4_xs");
+    assert_eq!(ty(&set, "blk.0.ssm_a"), "f32");
+}

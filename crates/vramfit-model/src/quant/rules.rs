@@ -196,17 +196,7 @@ impl QuantState {
             .map(|m| m + 1)
             .unwrap_or(0);
         let n_layer_all = max_blk.max(spec.n_layer() as i64);
-        let n_gqa = spec
-            .layers
-            .first()
-            .map(|l| {
-                if l.n_head_kv == 0 || !l.attention.has_kv() {
-                    0
-                } else {
-                    l.n_head / l.n_head_kv
-                }
-            })
-            .unwrap_or(0);
+        let n_gqa = n_gqa_of_layer0(spec);
         let n_expert = spec.moe.as_ref().map(|m| m.n_expert).unwrap_or(0);
         let n_layer = spec.n_layer();
         let first = spec.layers.first();
@@ -512,6 +502,28 @@ impl QuantState {
         }
         new_type
     }
+}
+
+/// `hparams.n_gqa()` (layer 0's n_head / n_head_kv, 0 without KV heads) as the GGUF states it:
+/// Mamba hybrids (Jamba, Nemotron-H) write a per-layer `head_count_kv` with 0 for mixer
+/// layers, so a leading Mamba layer gives 0; Qwen3-Next writes one scalar for all layers, so
+/// its leading DeltaNet layer reports the attention layers' ratio.
+fn n_gqa_of_layer0(spec: &ModelSpec) -> u64 {
+    use crate::spec::{AttentionKind, RecurrentKind};
+    let Some(first) = spec.layers.first() else {
+        return 0;
+    };
+    let layer = match &first.attention {
+        AttentionKind::Recurrent(s) if s.kind == RecurrentKind::GatedDeltaNet => {
+            match spec.layers.iter().find(|l| l.attention.has_kv()) {
+                Some(l) => l,
+                None => return 0,
+            }
+        }
+        a if !a.has_kv() => return 0,
+        _ => first,
+    };
+    layer.n_head.checked_div(layer.n_head_kv).unwrap_or(0)
 }
 
 /// `tensor_type_fallback`: a row that is not a whole number of blocks takes a type with a
