@@ -14,6 +14,7 @@
 //! assert_eq!(q4.get("output.weight").unwrap().dtype.name(), "q6_K");
 //! ```
 
+mod category;
 mod ftype;
 mod rules;
 
@@ -59,7 +60,7 @@ pub fn predict_with(
     for &i in &order {
         let t = &set.tensors[i];
         let new_type = match current_type(t) {
-            Some(cur) if rules::allows_quantization(t) => qs.tensor_type(t, cur, default_type),
+            Some(_) if category::allows_quantization(t) => qs.tensor_type(t, default_type),
             Some(cur) => cur,
             None => {
                 out[i] = Some(t.clone());
