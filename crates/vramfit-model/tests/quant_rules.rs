@@ -272,3 +272,26 @@ fn hybrid_models_read_n_gqa_like_their_gguf() {
     assert_eq!(ty(&set, "blk.7.attn_v.weight"), "iq4_xs");
     assert_eq!(ty(&set, "blk.0.ssm_a"), "f32");
 }
+
+#[test]
+fn deepseek_v3_quant_sizes_match_published_files() {
+    let s = spec(
+        "deepseek-ai/DeepSeek-V3",
+        json!({"model_type": "deepseek_v3", "hidden_size": 7168, "intermediate_size": 18432,
+               "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128,
+               "vocab_size": 129280, "tie_word_embeddings": false, "n_routed_experts": 256,
+               "num_experts_per_tok": 8, "moe_intermediate_size": 2048, "n_shared_experts": 1,
+               "first_k_dense_replace": 3, "kv_lora_rank": 512, "q_lora_rank": 1536,
+               "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128,
+               "num_nextn_predict_layers": 1}),
+    );
+    let f16 = synthesize(&s, GgmlType::BF16);
+    // total sizes (GB = 1e9 bytes) of the standard llama-quantize files of
+    // unsloth/DeepSeek-V3-GGUF as the Hub lists them
+    for (q, gb) in [("Q8_0", 713.0), ("Q4_K_M", 404.0), ("Q2_K", 244.0)] {
+        let set = predict(&f16, &s, FileType::parse(q).unwrap().ftype, false);
+        let got = set.total_bytes() as f64 / 1e9;
+        println!("DeepSeek-V3 {q}: {got:.1} GB (published {gb} GB)");
+        assert!((got / gb - 1.0).abs() < 0.01, "{q}: {got} GB");
+    }
+}
