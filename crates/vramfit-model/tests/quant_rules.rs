@@ -295,3 +295,32 @@ fn deepseek_v3_quant_sizes_match_published_files() {
         assert!((got / gb - 1.0).abs() < 0.01, "{q}: {got} GB");
     }
 }
+
+#[test]
+fn bigger_quants_give_bigger_files_across_families() {
+    // holds where rows are whole 256-blocks; with odd widths (Gemma 3 1B's 1152) the fallback
+    // types reorder the ladder (Q3_K_M ends up bigger than IQ4_XS there), as in real files
+    let ladder = [
+        "F16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q4_K_M", "Q4_K_S", "IQ4_XS", "Q3_K_M",
+        "Q3_K_S", "IQ3_XXS", "Q2_K", "IQ2_XS", "IQ2_XXS", "IQ1_M", "IQ1_S",
+    ];
+    let specs = vec![mixtral(), vramfit_model::layout::example_llama_spec()];
+    for s in &specs {
+        let f16 = synthesize(s, GgmlType::F16);
+        let sizes: Vec<u64> = ladder
+            .iter()
+            .map(|q| predict(&f16, s, FileType::parse(q).unwrap().ftype, true).total_bytes())
+            .collect();
+        for (w, q) in sizes.windows(2).zip(ladder.windows(2)) {
+            assert!(
+                w[0] >= w[1],
+                "{}: {} ({}) < {} ({})",
+                s.id,
+                q[0],
+                w[0],
+                q[1],
+                w[1]
+            );
+        }
+    }
+}
