@@ -352,6 +352,18 @@ fn split_set_merges_and_missing_shard_is_named() {
     std::fs::copy(&paths[0], lonely.join("renamed.gguf")).unwrap();
     let err = read_gguf_split(&lonely.join("renamed.gguf")).unwrap_err();
     assert!(err.to_string().contains("split.count is 3"), "{err}");
+    // a file merely named like a shard, without split keys, is read alone
+    std::fs::copy(
+        fx.dir.join("aligned64.gguf"),
+        lonely.join("solo-00001-of-00002.gguf"),
+    )
+    .unwrap();
+    let solo = read_gguf_split(&lonely.join("solo-00001-of-00002.gguf")).unwrap();
+    assert_eq!(solo.tensors.len(), 4);
+    // a shard renamed to a different count is refused
+    std::fs::copy(&paths[0], lonely.join("x-00001-of-00002.gguf")).unwrap();
+    let err = read_gguf_split(&lonely.join("x-00001-of-00002.gguf")).unwrap_err();
+    assert!(err.to_string().contains("file name says 2 shards"), "{err}");
 }
 
 fn mixed_bytes(fx: &Fixtures) -> Vec<u8> {

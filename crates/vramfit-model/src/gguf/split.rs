@@ -54,19 +54,27 @@ pub fn read_gguf_split(path: &Path) -> Result<GgufFile, GgufError> {
 
 /// [`read_gguf_split`] with explicit options.
 pub fn read_gguf_split_with(path: &Path, opts: ReadOptions) -> Result<GgufFile, GgufError> {
-    let Some(paths) = split_shard_paths(path) else {
-        let file = read_path(path, opts)?;
-        return match split_count(&file) {
-            Some(n) if n > 1 => Err(GgufError::SplitMismatch {
-                file: path.display().to_string(),
-                detail: format!(
-                    "split.count is {n} but the file name does not end in -NNNNN-of-{n:05}.gguf, so its siblings cannot be found"
-                ),
-            }),
-            _ => Ok(file),
-        };
+    let given = read_path(path, opts)?;
+    let count = split_count(&given).unwrap_or(1);
+    if count <= 1 {
+        return Ok(given);
+    }
+    let mismatch = |detail: String| GgufError::SplitMismatch {
+        file: path.display().to_string(),
+        detail,
     };
-    let count = paths.len() as u64;
+    let Some(paths) = split_shard_paths(path) else {
+        return Err(mismatch(format!(
+            "split.count is {count} but the file name does not end in -NNNNN-of-{count:05}.gguf, \
+             so its siblings cannot be found"
+        )));
+    };
+    if paths.len() as u64 != count {
+        let n = paths.len();
+        return Err(mismatch(format!(
+            "split.count is {count} but the file name says {n} shards"
+        )));
+    }
     for p in &paths {
         if !p.exists() {
             return Err(GgufError::MissingShard {
@@ -75,9 +83,14 @@ pub fn read_gguf_split_with(path: &Path, opts: ReadOptions) -> Result<GgufFile, 
             });
         }
     }
+    let mut given = Some(given);
     let mut shards = Vec::with_capacity(paths.len());
     for p in &paths {
-        shards.push((p.display().to_string(), read_path(p, opts)?));
+        let header = match given.take_if(|_| p.file_name() == path.file_name()) {
+            Some(g) => g,
+            None => read_path(p, opts)?,
+        };
+        shards.push((p.display().to_string(), header));
     }
     merge(shards)
 }
