@@ -6,6 +6,13 @@ use std::path::PathBuf;
 /// A GGUF file that cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub enum GgufError {
+    #[error("{file}: cannot open: {source}; check the path")]
+    Open {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+
     #[error("{file}: read failed at byte {offset}: {source}; check that the file is readable")]
     Io {
         file: String,

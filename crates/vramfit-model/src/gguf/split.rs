@@ -108,10 +108,9 @@ pub fn read_gguf_split_sources(
 }
 
 fn read_path(path: &Path, opts: ReadOptions) -> Result<GgufFile, GgufError> {
-    let src = FileSource::open(path).map_err(|e| GgufError::Io {
+    let src = FileSource::open(path).map_err(|source| GgufError::Open {
         file: path.display().to_string(),
-        offset: 0,
-        source: e,
+        source,
     })?;
     read_gguf_with(&src, opts)
 }
