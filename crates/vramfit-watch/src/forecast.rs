@@ -84,8 +84,11 @@ const WINDOWS_S: [f64; 10] = [
 /// A line must explain this share of the variance to count as a trend.
 pub const TREND_R2: f64 = 0.9;
 
-/// The fit over the longest recent window that is still a clean upward line (R² >= 0.9, slope
-/// above two standard errors); else the fit over the shortest window with enough points.
+/// The fit over the longest recent window that is still one clean upward line: R² >= 0.9, slope
+/// above two standard errors, and a slope that agrees (within two combined standard errors) with
+/// the shorter windows' — a window that reaches back past the start of a climb bends the line
+/// and lowers the slope, so it stops the search. Without such a line, the fit over the shortest
+/// window with enough points.
 pub fn trend(series: &GpuSeries) -> Option<LinearFit> {
     let now = series.now();
     let oldest = series.points().next()?.t;
@@ -98,7 +101,11 @@ pub fn trend(series: &GpuSeries) -> Option<LinearFit> {
             continue;
         }
         fallback.get_or_insert(fit);
-        if fit.r2 >= TREND_R2 && fit.slope > 2.0 * fit.slope_se && fit.slope > 0.0 {
+        let clean = fit.r2 >= TREND_R2 && fit.slope > 2.0 * fit.slope_se && fit.slope > 0.0;
+        let agrees = best.is_none_or(|b| {
+            (fit.slope - b.slope).abs() <= 2.0 * (fit.slope_se.powi(2) + b.slope_se.powi(2)).sqrt()
+        });
+        if clean && agrees {
             best = Some(fit);
         } else if best.is_some() {
             break;
@@ -136,14 +143,18 @@ impl Forecast {
     }
 }
 
-/// A forecast from a fit; only a significant climb (R² >= 0.6, slope above two standard errors,
-/// 20 s of data) gives a time.
+/// A forecast from a fit; only a significant climb gives a time: R² >= 0.6, slope above two
+/// standard errors, 20 s of data, and growth over the fit of at least 0.5% of the GPU (a batch
+/// breathing by a few tens of MiB is not a trend toward OOM).
 pub fn forecast(gpu: u32, fit: Option<&LinearFit>, total: u64) -> Forecast {
     let Some(f) = fit else {
         return Forecast::none(gpu);
     };
-    let significant =
-        f.slope > 0.0 && f.slope > 2.0 * f.slope_se && f.r2 >= 0.6 && f.span_s >= 19.0;
+    let significant = f.slope > 0.0
+        && f.slope > 2.0 * f.slope_se
+        && f.r2 >= 0.6
+        && f.span_s >= 19.0
+        && f.slope * f.span_s >= 0.005 * total as f64;
     if !significant {
         return Forecast {
             slope_bytes_per_s: Some(f.slope),

@@ -188,8 +188,10 @@ impl Sampler for NvmlSampler {
         if due > now {
             std::thread::sleep(due - now);
         }
-        // Schedule from the due time, not from when we woke, so the rate does not drift.
-        self.next_due = Some(due.max(now - self.interval) + self.interval);
+        // Schedule from the due time, not from when we woke, so the rate does not drift; after a
+        // stall longer than an interval, start again from now instead of catching up in a burst.
+        let base = if due + self.interval < now { now } else { due };
+        self.next_due = Some(base + self.interval);
         self.sample_now().map(Some)
     }
 }

@@ -17,6 +17,8 @@ pub struct Point {
 #[derive(Debug, Clone)]
 pub struct GpuSeries {
     points: VecDeque<Point>,
+    /// Memory per process, at most one snapshot a second (for telling who grew).
+    processes: VecDeque<(f64, Vec<(u32, u64)>)>,
     span_s: f64,
     max_points: usize,
     latest: GpuSample,
@@ -26,6 +28,7 @@ impl GpuSeries {
     pub fn new(first: &GpuSample, span_s: f64, max_points: usize) -> GpuSeries {
         let mut s = GpuSeries {
             points: VecDeque::with_capacity(max_points.min(1024)),
+            processes: VecDeque::new(),
             span_s,
             max_points: max_points.max(2),
             latest: first.clone(),
@@ -47,7 +50,29 @@ impl GpuSeries {
         {
             self.points.pop_front();
         }
+        if self.processes.back().is_none_or(|(t, _)| g.t - t >= 1.0) {
+            let procs = g.processes.iter().map(|p| (p.pid, p.used_bytes)).collect();
+            self.processes.push_back((g.t, procs));
+            while self.processes.len() > self.max_points
+                || self
+                    .processes
+                    .front()
+                    .is_some_and(|(t, _)| g.t - t > self.span_s)
+            {
+                self.processes.pop_front();
+            }
+        }
         self.latest = g.clone();
+    }
+
+    /// Memory per process (pid, bytes) as of time `t`: the last snapshot at or before `t`, or
+    /// the oldest kept.
+    pub fn processes_at(&self, t: f64) -> &[(u32, u64)] {
+        let i = self.processes.partition_point(|(pt, _)| *pt <= t);
+        self.processes
+            .get(i.saturating_sub(1))
+            .map(|(_, p)| p.as_slice())
+            .unwrap_or(&[])
     }
 
     /// The most recent sample as it came, processes and engine included.

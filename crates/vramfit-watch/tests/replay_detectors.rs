@@ -73,6 +73,7 @@ fn leak_is_flagged_within_a_minute_with_a_forecast_within_20_percent() {
         .time_to_oom_s
         .expect("a forecast when the leak is flagged");
     let actual = crash_t - t_flag;
+    eprintln!("leak flagged at t={t_flag}s; forecast {predicted:.0}s, crash {actual:.0}s later");
     assert!(
         (predicted - actual).abs() <= 0.2 * actual,
         "forecast {predicted:.0}s at t={t_flag}, crash came {actual:.0}s later"
@@ -159,4 +160,15 @@ fn a_new_process_is_named_with_its_pid() {
         head[0].1.message
     );
     assert!(reports.iter().all(|r| r.alerts.iter().all(|a| a.gpu == 1)));
+    // A process loading a model is not a leak; a jump it causes is blamed on it, by pid.
+    assert!(raised(&reports, AlertKind::Leak).is_empty());
+    for (_, s) in raised(&reports, AlertKind::Spike) {
+        assert_eq!(
+            (s.cause, s.pid),
+            (Cause::OtherProcesses, Some(pid)),
+            "{}",
+            s.message
+        );
+        assert!(s.message.contains(name), "{}", s.message);
+    }
 }

@@ -32,6 +32,7 @@ fn leak_frame_at_t200() {
     let mut view = None;
     while let Some(tick) = sampler.next_tick().unwrap() {
         let report = monitor.observe(&tick);
+        state.record(&report);
         view = Some(state.view("replay leak.jsonl", &monitor, &report, "q quit"));
         if tick.t >= 200.0 {
             break;

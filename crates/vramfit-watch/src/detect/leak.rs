@@ -2,9 +2,10 @@
 //! that keeps reserving new segments). Judged on the adaptive-window fit of [`crate::forecast`]:
 //! it must last `leak_min_span_s`, fit a line well (R² >= 0.9), and grow by at least 1% of the
 //! GPU (or 128 MiB) over its span. It clears when the line no longer holds (R² < 0.7 or the slope
-//! is lost in the noise).
+//! is lost in the noise). The message says who grew (per-process memory) and whether the engine's
+//! KV usage moves with it (correlation >= 0.8): other process, KV cache, or leak/fragmentation.
 
-use super::{engine_load_between, AlertKind, Cause, Condition, DetectConfig, Detector};
+use super::{kv_correlation, top_grower, AlertKind, Cause, Condition, DetectConfig, Detector};
 use crate::forecast::{self, fmt_duration, LinearFit, TREND_R2};
 use crate::series::GpuSeries;
 use vramfit_model::units::{fmt_bytes, MIB};
@@ -39,54 +40,68 @@ impl Detector for LeakDetector {
             return vec![];
         };
         let g = series.latest();
+        let now = series.now();
+        let growth = f.slope * f.span_s;
+        let grower =
+            top_grower(series, now - f.span_s).filter(|gr| gr.bytes as f64 >= 0.5 * growth);
+        // A process that arrived within the window and did most of the climbing is loading, not
+        // leaking: the new-process alert speaks for it.
+        if grower.as_ref().is_some_and(|gr| gr.appeared) {
+            self.active = false;
+            return vec![];
+        }
         let fc = forecast::forecast(g.gpu, Some(&f), total);
         let when = match (fc.time_to_oom_s, fc.low_s, fc.high_s) {
-            (Some(t), Some(lo), Some(hi)) => {
-                format!(
-                    "at this rate it runs out in {} ({}-{})",
-                    fmt_duration(t),
-                    fmt_duration(lo),
-                    fmt_duration(hi)
-                )
-            }
+            (Some(t), Some(lo), Some(hi)) => format!(
+                "at this rate it runs out in {} ({}-{})",
+                fmt_duration(t),
+                fmt_duration(lo),
+                fmt_duration(hi)
+            ),
             (Some(t), _, None) => {
                 format!("at this rate it runs out in {} (or later)", fmt_duration(t))
             }
             _ => "it has not slowed down".to_string(),
         };
-        // Does the engine's load explain the climb? Compare the first and last thirds of the fit.
-        let now = series.now();
-        let third = f.span_s / 3.0;
-        let (kv0, run0) = engine_load_between(series, now - f.span_s, now - 2.0 * third);
-        let (kv1, run1) = engine_load_between(series, now - third, now + 1.0);
-        let kv_rise = kv0.zip(kv1).map(|(a, b)| b - a).unwrap_or(0.0);
-        let run_rise = run0
-            .zip(run1)
-            .map(|(a, b)| (b - a) / a.max(1.0))
-            .unwrap_or(0.0);
-        let (cause, why, fix) = if kv_rise >= 0.15 || run_rise >= 0.5 {
+        let who = grower
+            .as_ref()
+            .map(|gr| {
+                format!(
+                    " pid {} ({}) grew by {}.",
+                    gr.pid,
+                    gr.name,
+                    fmt_bytes(gr.bytes)
+                )
+            })
+            .unwrap_or_default();
+        let corr = kv_correlation(series, now - f.span_s);
+        let (cause, why, fix) = if grower.as_ref().is_some_and(|gr| gr.other) {
+            (
+                Cause::OtherProcesses,
+                "The growth is in another process than the server",
+                "find out what that process does; move it to another GPU (CUDA_VISIBLE_DEVICES) or stop it",
+            )
+        } else if corr.is_some_and(|c| c >= 0.8) {
             (
                 Cause::KvCache,
-                "it follows the engine's KV usage, so the KV cache grows with the load (a dynamic cache, as in transformers, or a growing batch)",
+                "It rises with the engine's KV usage, so the KV cache grows with the load (a dynamic cache, as in transformers)",
                 "cap the KV cache: a fixed --max-model-len / max_new_tokens, fewer concurrent requests, or a static cache",
             )
         } else {
             (
                 Cause::Fragmentation,
-                "the engine's load does not explain it, so it is a leak or allocator fragmentation",
+                "The engine's load does not explain it, so it is a leak or allocator fragmentation",
                 "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation; if it still climbs, plan a restart before the forecast and look for tensors kept alive between requests",
             )
         };
         let message = format!(
-            "GPU {} memory has climbed steadily for {} at {}/s (fit R² {:.2}), now {} of {}; {when}. {}{}. Fix: {fix}.",
+            "GPU {} memory has climbed steadily for {} at {}/s (fit R² {:.2}), now {} of {}; {when}.{who} {why}. Fix: {fix}.",
             g.gpu,
             fmt_duration(f.span_s),
             fmt_bytes(f.slope.max(0.0) as u64),
             f.r2,
             fmt_bytes(g.used_bytes),
             fmt_bytes(total),
-            why[..1].to_uppercase(),
-            &why[1..],
         );
         vec![Condition {
             kind: AlertKind::Leak,

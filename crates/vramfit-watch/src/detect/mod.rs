@@ -126,3 +126,61 @@ pub(crate) fn engine_load_between(
         (nrun > 0).then(|| run / nrun as f64),
     )
 }
+
+/// The process whose memory grew most since `since`.
+pub(crate) struct Growth<'a> {
+    pub pid: u32,
+    pub name: &'a str,
+    pub bytes: u64,
+    /// Not on the GPU at `since`: a process starting up, not one growing.
+    pub appeared: bool,
+    /// Not the process holding the most memory now (the server, as a rule).
+    pub other: bool,
+}
+
+pub(crate) fn top_grower(series: &GpuSeries, since: f64) -> Option<Growth<'_>> {
+    let before = series.processes_at(since);
+    let biggest = largest_process(series).map(|p| p.pid);
+    series
+        .latest()
+        .processes
+        .iter()
+        .map(|p| {
+            let old = before
+                .iter()
+                .find(|(pid, _)| *pid == p.pid)
+                .map(|(_, b)| *b);
+            Growth {
+                pid: p.pid,
+                name: &p.name,
+                bytes: p.used_bytes.saturating_sub(old.unwrap_or(0)),
+                appeared: old.is_none(),
+                other: Some(p.pid) != biggest,
+            }
+        })
+        .filter(|g| g.bytes > 0)
+        .max_by_key(|g| g.bytes)
+}
+
+/// Pearson correlation of used memory with the engine's KV usage over points since `since`;
+/// `None` without engine figures or without movement.
+pub(crate) fn kv_correlation(series: &GpuSeries, since: f64) -> Option<f64> {
+    let pts: Vec<(f64, f64)> = series
+        .since(since)
+        .filter_map(|p| p.kv_cache_usage.map(|k| (p.used as f64, k)))
+        .collect();
+    if pts.len() < 5 {
+        return None;
+    }
+    let n = pts.len() as f64;
+    let (mx, my) = pts
+        .iter()
+        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x / n, b + y / n));
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (x, y) in &pts {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx) * (x - mx);
+        syy += (y - my) * (y - my);
+    }
+    (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
+}

@@ -2,9 +2,10 @@
 //! left out) by at least `spike_fraction` of the GPU. When the engine's running requests or KV
 //! usage rose at the same time, the spike follows load (batch activations, KV); the alert says so
 //! and points at the concurrency knobs. It clears when memory falls back under half the jump
-//! threshold above baseline, or when the baseline catches up with a new level.
+//! threshold above baseline, or when the baseline catches up with a new level. When another
+//! process than the server took most of the jump, the alert names it (pid) instead.
 
-use super::{engine_load_between, AlertKind, Cause, Condition, DetectConfig, Detector};
+use super::{engine_load_between, top_grower, AlertKind, Cause, Condition, DetectConfig, Detector};
 use crate::forecast::fit_line;
 use crate::series::GpuSeries;
 use vramfit_model::units::{fmt_bytes, MIB};
@@ -75,7 +76,22 @@ impl Detector for SpikeDetector {
         if let Some((a, b)) = kv_up {
             load.push(format!("KV usage {:.0}% -> {:.0}%", a * 100.0, b * 100.0));
         }
-        let (cause, why, fix) = if !load.is_empty() {
+        // Who took the memory, measured against the middle of the baseline window.
+        let grower = top_grower(series, now - BASELINE_FROM_S / 2.0)
+            .filter(|gr| gr.other && gr.bytes as f64 >= 0.5 * jump as f64);
+        let (cause, why, fix) = if let Some(gr) = &grower {
+            (
+                Cause::OtherProcesses,
+                format!(
+                    "It is pid {} ({}), {} process than the server, that took {}",
+                    gr.pid,
+                    gr.name,
+                    if gr.appeared { "a new" } else { "another" },
+                    fmt_bytes(gr.bytes)
+                ),
+                "run that process on another GPU (CUDA_VISIBLE_DEVICES) or stop it",
+            )
+        } else if !load.is_empty() {
             (
                 Cause::Concurrency,
                 format!("It follows engine load ({}): bigger batches need more activation and KV memory", load.join(", ")),
@@ -98,7 +114,7 @@ impl Detector for SpikeDetector {
         );
         vec![Condition {
             kind: AlertKind::Spike,
-            pid: None,
+            pid: grower.map(|g| g.pid),
             cause,
             message,
         }]

@@ -7,7 +7,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
-    Axis, Block, Chart, Dataset, Gauge, GraphType, List, ListItem, Paragraph, Row, Table,
+    Axis, Block, Chart, Dataset, Gauge, GraphType, Paragraph, Row, Table, Wrap,
 };
 use ratatui::Frame;
 
@@ -20,7 +20,7 @@ pub fn draw(frame: &mut Frame, view: &DashboardView) {
         Constraint::Length(gpu_rows + 2),
         Constraint::Min(8),
         Constraint::Length(8),
-        Constraint::Length(8),
+        Constraint::Length(10),
         Constraint::Length(1),
     ])
     .areas(area);
@@ -61,9 +61,9 @@ fn draw_gpus(frame: &mut Frame, view: &DashboardView, area: Rect) {
     let rows = Layout::vertical(vec![Constraint::Length(1); view.gpus.len().max(1)]).split(inner);
     for (i, (g, row)) in view.gpus.iter().zip(rows.iter()).enumerate() {
         let [label, bar, info] = Layout::horizontal([
-            Constraint::Length(34),
+            Constraint::Length(32),
             Constraint::Min(10),
-            Constraint::Length(44),
+            Constraint::Length(52),
         ])
         .areas(*row);
         let marker = if i == view.selected { ">" } else { " " };
@@ -125,7 +125,7 @@ fn draw_chart(frame: &mut Frame, view: &DashboardView, area: Rect) {
         .y_axis(Axis::default().bounds([0.0, top]).labels([
             "0".to_string(),
             format!("{:.0}", top / 2.0),
-            format!("{:.0}", c.total_gib),
+            format!("{top:.0}"),
         ]));
     frame.render_widget(chart, area);
 }
@@ -185,16 +185,15 @@ fn draw_engine(frame: &mut Frame, view: &DashboardView, area: Rect) {
 }
 
 fn draw_alerts(frame: &mut Frame, view: &DashboardView, area: Rect) {
-    let items: Vec<ListItem> = if view.alerts.is_empty() {
-        vec![ListItem::new("no alerts")]
+    let block = Block::bordered().title(" Alerts (newest first) ");
+    let lines: Vec<Line> = if view.alerts.is_empty() {
+        vec![Line::from("no alerts")]
     } else {
-        view.alerts
-            .iter()
-            .map(|a| ListItem::new(a.as_str()))
-            .collect()
+        view.alerts.iter().map(|a| Line::from(a.as_str())).collect()
     };
+    // Wrapped, so the fix at the end of each message stays readable.
     frame.render_widget(
-        List::new(items).block(Block::bordered().title(" Alerts (newest first) ")),
+        Paragraph::new(lines).block(block).wrap(Wrap { trim: true }),
         area,
     );
 }

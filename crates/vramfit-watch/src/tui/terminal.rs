@@ -37,7 +37,9 @@ fn event_loop(
         while open {
             match rx.try_recv() {
                 Ok(Ok(Some(tick))) => {
-                    last = Some(pipeline.process(&tick)?);
+                    let report = pipeline.process(&tick)?;
+                    state.record(&report);
+                    last = Some(report);
                     dirty = true;
                 }
                 Ok(Ok(None)) | Err(TryRecvError::Disconnected) => {

@@ -66,7 +66,6 @@ pub struct ViewState {
     /// Set once the user picks a GPU; until then the view follows the latest alert.
     pub pinned: bool,
     log: VecDeque<String>,
-    logged_t: Option<f64>,
 }
 
 fn alert_line(t: f64, a: &Alert) -> String {
@@ -82,6 +81,23 @@ fn alert_line(t: f64, a: &Alert) -> String {
 
 impl ViewState {
     /// Builds the frame for `report`, remembering its alerts.
+    /// Takes in every report, drawn or not: logs its alerts and, until the user picks a GPU,
+    /// follows the GPU of the latest alert.
+    pub fn record(&mut self, report: &Report) {
+        for a in &report.alerts {
+            self.log.push_front(alert_line(report.t, a));
+        }
+        self.log.truncate(ALERT_LOG);
+        if let (false, Some(a)) = (self.pinned, report.alerts.last()) {
+            self.selected = report
+                .gpus
+                .iter()
+                .position(|g| g.gpu == a.gpu)
+                .unwrap_or(self.selected);
+        }
+    }
+
+    /// Builds the frame for `report` (already passed to [`ViewState::record`]).
     pub fn view(
         &mut self,
         source: &str,
@@ -89,20 +105,6 @@ impl ViewState {
         report: &Report,
         status: &str,
     ) -> DashboardView {
-        if self.logged_t != Some(report.t) {
-            self.logged_t = Some(report.t);
-            for a in &report.alerts {
-                self.log.push_front(alert_line(report.t, a));
-            }
-            if let (false, Some(a)) = (self.pinned, report.alerts.last()) {
-                self.selected = report
-                    .gpus
-                    .iter()
-                    .position(|g| g.gpu == a.gpu)
-                    .unwrap_or(self.selected);
-            }
-        }
-        self.log.truncate(ALERT_LOG);
         if report.gpus.is_empty() {
             self.selected = 0;
         } else {
