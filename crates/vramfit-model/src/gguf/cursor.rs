@@ -43,8 +43,12 @@ pub(crate) struct Cursor<'a> {
 impl<'a> Cursor<'a> {
     pub fn new(src: &'a dyn ByteSource) -> Cursor<'a> {
         let chunked = ChunkedReader::new(src, 0, FIRST_CHUNK, MAX_CHUNK);
+        let capacity = src
+            .len()
+            .map_or(FIRST_CHUNK, |l| l.clamp(1, FIRST_CHUNK as u64) as usize);
         Cursor {
-            inner: BufReader::with_capacity(FIRST_CHUNK, chunked),
+            // no bigger than the file: a small file costs a small buffer
+            inner: BufReader::with_capacity(capacity, chunked),
             pos: 0,
             len: src.len(),
             big_endian: false,
