@@ -116,8 +116,8 @@ add("mistralai/Mixtral-8x22B-Instruct-v0.1", ["Mixtral-8x22B-v0.1", "Mixtral-8x2
 add("mistralai/Ministral-8B-Instruct-2410", ["Ministral-8B", "Ministral-8B-2410"], "Ministral 8B Instruct (2410)",
     mistral(4096, 12288, 36, 32, 8, 131072, 32768, 100000000.0, head_dim=128, sliding_window=32768),
     8 * B, None, "model name",
-    "vLLM/transformers treat sliding_window 32768 as a window on every layer; Mistral's own "
-    "interleaved pattern is not expressed in config.json.")
+    "Config as released (MistralForCausalLM, sliding_window 32768 on every layer, which equals the "
+    "32768 context); transformers' later 'ministral' type models Mistral's interleaved pattern.")
 add("mistralai/Mistral-Small-3.1-24B-Instruct-2503",
     ["Mistral-Small-3.1-24B-Base-2503", "Mistral-Small-3.1-24B", "Mistral-Small-3.1", "mistral-small3.1"],
     "Mistral Small 3.1 24B Instruct (2503)",

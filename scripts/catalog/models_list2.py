@@ -90,7 +90,8 @@ add("moonshotai/Kimi-K2-Instruct", ["Kimi-K2-Base", "Kimi-K2", "Kimi-K2-Instruct
     "The 0905 release raised max_position_embeddings to 262144.")
 
 
-def deepseek_v2(hidden, inter, moe_inter, layers, heads, experts, q_lora, n_group, topk_group, method):
+def deepseek_v2(hidden, inter, moe_inter, layers, heads, experts, q_lora, n_group, topk_group, method,
+                mscale=0.707):
     return {"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2",
             "hidden_size": hidden, "intermediate_size": inter, "moe_intermediate_size": moe_inter,
             "num_hidden_layers": layers, "num_attention_heads": heads, "num_key_value_heads": heads,
@@ -101,8 +102,8 @@ def deepseek_v2(hidden, inter, moe_inter, layers, heads, experts, q_lora, n_grou
             "v_head_dim": 128, "vocab_size": 102400, "max_position_embeddings": 163840,
             "tie_word_embeddings": False, "torch_dtype": BF16, "rope_theta": 10000,
             "rope_scaling": {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096,
-                             "beta_fast": 32, "beta_slow": 1, "mscale": 0.707,
-                             "mscale_all_dim": 0.707}}
+                             "beta_fast": 32, "beta_slow": 1, "mscale": mscale,
+                             "mscale_all_dim": mscale}}
 
 
 V2 = "DeepSeek-V2 README (236B total / 21B active; Lite 15.7B / 2.4B)"
@@ -110,10 +111,10 @@ add("deepseek-ai/DeepSeek-V2-Lite", ["DeepSeek-V2-Lite-Chat"], "DeepSeek-V2-Lite
     deepseek_v2(2048, 10944, 1408, 27, 16, 64, None, 1, 1, "greedy"), 15_700_000_000, 2_400_000_000, V2,
     "q_lora_rank null: direct q_proj. MLA cache 576 values per token per layer.")
 add("deepseek-ai/DeepSeek-V2-Chat", ["DeepSeek-V2", "DeepSeek-V2-Chat-0628"], "DeepSeek-V2 Chat 236B",
-    deepseek_v2(5120, 12288, 1536, 60, 128, 160, 1536, 8, 3, "group_limited_greedy"),
+    deepseek_v2(5120, 12288, 1536, 60, 128, 160, 1536, 8, 3, "group_limited_greedy", mscale=1.0),
     236 * B, 21 * B, V2, "First layer dense, 59 MoE (160 routed + 2 shared, top-6).")
 add("deepseek-ai/DeepSeek-V2.5", ["DeepSeek-V2.5-1210"], "DeepSeek-V2.5 236B",
-    deepseek_v2(5120, 12288, 1536, 60, 128, 160, 1536, 8, 3, "group_limited_greedy"),
+    deepseek_v2(5120, 12288, 1536, 60, 128, 160, 1536, 8, 3, "group_limited_greedy", mscale=1.0),
     236 * B, 21 * B, V2, "Same architecture as DeepSeek-V2-Chat.")
 RD = "fine-tune of its base model; architecture identical to the base"
 add("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", ["deepseek-r1:1.5b"], "DeepSeek-R1-Distill-Qwen-1.5B",
@@ -153,7 +154,8 @@ add("CohereForAI/c4ai-command-r-v01", ["c4ai-command-r-v01", "command-r-v01", "c
 add("CohereForAI/c4ai-command-r-plus", ["c4ai-command-r-plus", "command-r-plus"], "Command R+ 104B",
     dense("CohereForCausalLM", "cohere", 12288, 33792, 64, 96, 8, 256000, 8192, tie=True,
           dtype="float16", rope_theta=75000000.0, logit_scale=0.8333333333333334, use_qk_norm=True),
-    104 * B, None, "model card (104B)", "GQA with 8 KV heads; QK layer norm.")
+    104 * B, None, "model card (104B)",
+    "GQA with 8 KV heads; QK layer norm (one public copy of the config says use_qk_norm false).")
 add("CohereForAI/c4ai-command-r7b-12-2024", ["c4ai-command-r7b-12-2024", "command-r7b"], "Command R7B (12-2024)",
     dense("Cohere2ForCausalLM", "cohere2", 4096, 14336, 32, 32, 8, 256000, 8192, tie=True,
           rope_theta=50000.0, logit_scale=0.25, sliding_window=4096, sliding_window_pattern=4),

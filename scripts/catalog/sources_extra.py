@@ -5,6 +5,63 @@ read_file), as the team's data files do; what the copy confirms is in parenthese
 """
 
 EXTRA = {
+    "google/gemma-2b": [
+        "github:UbiquitousLearning/mllm/src/models/gemma/README.md (Gemma 2B: vocab 256000, 8192, 18 layers, "
+        "8 heads, 1 KV head, 2048, 16384, head 256)"],
+    "mistralai/Ministral-8B-Instruct-2410": [
+        "github:huggingface/transformers/docs/source/en/model_doc/ministral.md (8B, interleaved sliding-window "
+        "attention, 128k context, 32k on vLLM)",
+        "no verbatim config.json copy found; widths consistent with the 8.02B parameter total (catalog_specs test)"],
+    "Qwen/Qwen2.5-Coder-7B-Instruct": [
+        "derived from the Qwen/Qwen2.5-7B-Instruct entry (same architecture; Qwen2.5-Coder card: 7.61B)"],
+    "Qwen/Qwen3-30B-A3B-Instruct-2507": [
+        "derived from the Qwen/Qwen3-30B-A3B entry with the 2507 release's 262144-token context "
+        "(Qwen3-30B-A3B-Instruct-2507 model card)"],
+    "CohereForAI/c4ai-command-r-plus": [
+        "code-index id 55805448694 (c4ai-command-r-plus: vocab 256000, 12288, 64 layers, 96 heads, 8 KV, "
+        "mlp 33792, rope 7.5e7, logit_scale 0.8333, tied; that copy says use_qk_norm false, kept true here)"],
+    "microsoft/Phi-3.5-mini-instruct": [
+        "code-index id 25096887737 and 11216240129 (Phi3 longrope config: 3072/8192/32/32/32, sliding 262144, "
+        "vocab 32064, untied, transformers 4.46.3)"],
+    "zai-org/GLM-4.5": [
+        "code-index id 60918936965 (zai-org/GLM-4.5: 5120 hidden, 96 heads, 92 layers, 8 KV, head 128; "
+        "zai-org/GLM-4.5-Air: 4096, 96, 46, 8, 128)",
+        "code-index id 66506276105 (glm4_moe config of the same family: 12288/moe 1536/160 routed + 1 shared/"
+        "top-8/first_k_dense 3/qk-norm/vocab 151552; its max_position_embeddings 202752 is GLM-4.6's)"],
+    "mistralai/Mistral-Small-3.1-24B-Instruct-2503": [
+        "code-index id 5155030191 (Mistral3ForConditionalGeneration config.json, transformers 4.57.1: text "
+        "5120/32768/40/32/8 KV/head 128/131072/rope 1e9/vocab 131072; pixtral vision 1024/4096/24 layers/16 heads/"
+        "head 64/image 1540/patch 14; spatial_merge_size 2)",
+        "code-index id 56153331831 (Mistral Small 3 text_config nesting, same widths)"],
+    "deepseek-ai/DeepSeek-V2-Chat": [
+        "code-index id 1252603174 (DeepseekV2ForCausalLM config.json copy: 5120/12288/moe 1536/60 layers/"
+        "128 heads/160 routed + 2 shared top-6/MLA 512+64/q_lora 1536/yarn 40 mscale 1.0/163840)",
+        "code-index id 51975172658 (same values, group_limited_greedy 8/3)"],
+    "deepseek-ai/DeepSeek-V2.5": ["code-index id 1252603174 (the DeepSeek-V2 236B config; V2.5 shares it)"],
+    "google/gemma-7b": [
+        "code-index id 19965181827 (GemmaForCausalLM config: 3072/24576/28 layers/16 heads/16 KV/head 256/8192)",
+        "code-index id 11884956280 (GemmaConfig defaults = gemma-7b, vocab 256000)"],
+    "EleutherAI/gpt-neox-20b": [
+        "code-index id 7806064252 (GPTNeoXForCausalLM 6144/24576/64 heads/44 layers)"],
+    "microsoft/Phi-3.5-MoE-instruct": [
+        "code-index id 54525692000 (mlx-community Phi-3.5-MoE-instruct config: 4096/6400/32 layers/32 heads/"
+        "8 KV/16 experts top-2/vocab 32064)",
+        "code-index id 7043489506 (PhiMoEConfig: same, 131072, original 4096)"],
+    "ai21labs/AI21-Jamba-1.5-Mini": [
+        "code-index id 32223319525 and 32332034728 (copies of ai21labs/AI21-Jamba-1.5-Mini/config.json: "
+        "attn period 8 offset 4, expert period 2 offset 1, mamba d_state 16 d_conv 4 expand 2 dt_rank 256, "
+        "262144)"],
+    "ai21labs/Jamba-v0.1": [
+        "code-index id 60797780217 (real Jamba-v0.1 config: 4096/14336/32/32/8/16 experts top-2/262144)"],
+    "THUDM/GLM-4-9B-0414": [
+        "code-index id 56014767049 (Glm4ForCausalLM config: 4096/13696/40/32/2 KV/head 128/151552/"
+        "partial_rotary 0.5)"],
+    "THUDM/GLM-Z1-32B-0414": [
+        "../shared/research/llamacpp_memory.md (GLM-Z1-32B KV: 61 layers x 2 KV heads x 128; llama.cpp log)"],
+    "google/gemma-2-2b-it": [
+        "code-index id 56014767049 (Gemma2 config: 2304/9216/26/8/4/head 256/256000/softcaps 50 and 30)"],
+    "EleutherAI/pythia-2.8b": [
+        "computed from this config: 2,775,208,960 parameters, the Pythia paper's total (catalog_specs test)"],
     "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": [
         "code-index id 54203898792 (full config.json copy: 2688/1856/52 layers/32 heads/2 KV/pattern/"
         "mamba 64x64/ssm 128/n_groups 8/128 experts top-6/moe 1856/shared 3712/vocab 131072/262144)",
@@ -34,6 +91,7 @@ EXTRA = {
         "code-index id 68624493177 (granite-3.1-8b-instruct: 40 layers, 4096, 12800, vocab 49155, "
         "8,170,864,640 parameters)"],
     "microsoft/Phi-4-mini-instruct": [
+        "code-index id 67658155331 (config.json values at a pinned revision: 3,836,021,760 parameters)",
         "code-index id 71463455676 (config: 3072/8192/131072/24 heads/32 layers/8 KV/partial_rotary 0.75/"
         "sliding 262144/tied/vocab 200064)"],
     "moonshotai/Kimi-K2-Instruct": [
