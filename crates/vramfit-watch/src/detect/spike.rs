@@ -83,10 +83,14 @@ impl Detector for SpikeDetector {
             (
                 Cause::OtherProcesses,
                 format!(
-                    "It is pid {} ({}), {} process than the server, that took {}",
+                    "It is pid {} ({}), {}, that took {}",
                     gr.pid,
                     gr.name,
-                    if gr.appeared { "a new" } else { "another" },
+                    if gr.appeared {
+                        "a process that just arrived"
+                    } else {
+                        "not the server"
+                    },
                     fmt_bytes(gr.bytes)
                 ),
                 "run that process on another GPU (CUDA_VISIBLE_DEVICES) or stop it",
