@@ -123,3 +123,28 @@ fn tensor_parallel_replicates_kv_heads_past_their_count() {
     assert_eq!(vocab_rows_per_rank(151937, 1), 152000);
     assert_eq!(vocab_rows_per_rank(128256, 3), 42752);
 }
+
+/// Qwen3-Next (Gated DeltaNet + attention, 3:1): vLLM raises the attention block so one
+/// attention page covers one GDN state page (HybridAttentionMambaModelConfig:
+/// `16 * cdiv(mamba_page, 16 * attn_page_per_token)`): a 1,097,728-byte state page (conv
+/// 3 × 8,192 + 32 × 128 × 128 recurrent, bf16) over 2,048 bytes per token gives 544 tokens.
+#[test]
+fn qwen3_next_attention_block_covers_the_state_page() {
+    let cfg = json!({"architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next",
+        "hidden_size": 2048, "intermediate_size": 5120, "num_hidden_layers": 48,
+        "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+        "full_attention_interval": 4, "linear_num_key_heads": 16, "linear_num_value_heads": 32,
+        "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4,
+        "num_experts": 512, "num_experts_per_tok": 10, "moe_intermediate_size": 512,
+        "shared_expert_intermediate_size": 512, "vocab_size": 151936,
+        "max_position_embeddings": 262144, "torch_dtype": "bfloat16"});
+    let spec = spec_from_config("Qwen/Qwen3-Next-80B-A3B-Instruct", &cfg).unwrap();
+    let layout = KvLayout::new(&spec, 0..48, inputs(8192, "auto"));
+    assert_eq!(layout.block_size, 544);
+    // 12 attention + 36 GDN layers: groups of 12, one attention group and three state groups
+    assert_eq!(layout.group_size, 12);
+    assert!(layout.groups.contains(&(KvKind::Full, 1)));
+    assert!(layout.groups.contains(&(KvKind::State, 3)));
+    // one request: its attention blocks plus one state page per state group
+    assert_eq!(layout.blocks_per_request(32768), 32768u64.div_ceil(544) + 3);
+}
