@@ -252,7 +252,7 @@ fn evaluate(
             fails = true;
         } else if matches!(cfg.max_model_len, MaxModelLen::Auto) {
             // `_auto_fit_max_model_len`: the longest length that fits, up to the model's
-            settings.push(("max_model_len".into(), format!("{fit_len} (auto-fit)")));
+            notes.push(format!("--max-model-len auto: fitted to {fit_len} tokens"));
         } else {
             let short = workers
                 .iter()
@@ -303,7 +303,18 @@ fn evaluate(
             "gpu_memory_utilization".to_string(),
             cfg.gpu_memory_utilization.to_string(),
         ),
-        ("max_num_batched_tokens".to_string(), mnbt.to_string()),
+        (
+            "max_num_batched_tokens".to_string(),
+            if cfg.max_num_batched_tokens.is_some() {
+                mnbt.to_string()
+            } else {
+                format!(
+                    "{mnbt} (default for a {} GiB {})",
+                    first.total_bytes / GIB,
+                    first.name
+                )
+            },
+        ),
         ("max_num_seqs".to_string(), mns.to_string()),
         (
             "block_size".to_string(),
