@@ -7,6 +7,7 @@
 pub mod cmdline;
 pub mod error;
 pub mod hardware;
+pub mod llamacpp;
 pub mod plan;
 pub mod vllm;
 

@@ -23,6 +23,7 @@ pub mod hf_config;
 pub mod layout;
 pub mod quant;
 pub mod remote;
+pub mod resolve;
 pub mod safetensors;
 pub mod source;
 pub mod spec;

@@ -6,6 +6,8 @@
 
 mod cmd;
 mod error;
+mod gpu_spec;
+mod render;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

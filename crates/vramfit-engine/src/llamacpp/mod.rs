@@ -1,0 +1,299 @@
+//! llama.cpp (llama-server, llama-cli, llama-bench, ...; Ollama's runner is llama-server too).
+//!
+//! ModelSpec × exact GGUF tensors × [`LlamaCppConfig`] × Hardware → [`MemoryPlan`], with the
+//! engine's own semantics by build: which tensors each device gets ([`placement`]), the KV cells
+//! and bytes per device ([`kv`]), the compute buffers ([`compute`]), and what `--fit` would
+//! change ([`fit`]). Names follow llama.cpp (`n_ctx`, `n_ubatch`, `n_embd_k_gqa`).
+
+pub mod args;
+pub mod compute;
+pub mod fit;
+pub mod kv;
+pub mod placement;
+pub mod version;
+
+use crate::hardware::Hardware;
+use crate::plan::{DevicePlan, HostPlan, KvSummary, MemoryPlan, ModelRef, Verdict};
+pub use args::{parse, LlamaCppConfig};
+use vramfit_model::units::{fmt_bytes, fmt_bytes_signed, MIB};
+use vramfit_model::weights::layer_of;
+use vramfit_model::{ModelSpec, WeightSet};
+
+/// CUDA context, cuBLAS handles and the ggml CUDA pool's first blocks per GPU: outside
+/// llama.cpp's own accounting ("unaccounted" in llama_memory_breakdown_print). 400 MiB: the
+/// reserve an 8 GB laptop GPU showed with a context and no model (dev record
+/// code_gemma4_12b_qat_udq4kxl_8gb_laptop_np_kvtype_sweep: 406 MiB).
+pub const CUDA_CONTEXT_BYTES: u64 = 400 * MIB;
+
+/// Everything computed for one setting of the knobs.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub ctx: kv::Context,
+    pub fa: bool,
+    pub weights: Vec<u64>,
+    pub kv: Vec<u64>,
+    pub compute: Vec<u64>,
+    pub overhead: Vec<u64>,
+    pub host_weights: u64,
+    pub host_kv: u64,
+    pub host_compute: u64,
+    pub kv_bytes_per_token: u64,
+    pub offloaded: (u64, u64),
+}
+
+impl Layout {
+    pub fn used(&self, d: usize) -> u64 {
+        self.weights[d] + self.kv[d] + self.compute[d] + self.overhead[d]
+    }
+}
+
+/// Repeating blocks llama.cpp sees: the spec's layers, or more when the GGUF ships extra blocks
+/// (GLM-4.5's NextN layer counts in block_count).
+pub fn n_blocks(spec: &ModelSpec, weights: &WeightSet) -> u64 {
+    let from_tensors = weights
+        .tensors
+        .iter()
+        .filter_map(|t| layer_of(&t.name))
+        .max()
+        .map(|m| m + 1)
+        .unwrap_or(0);
+    spec.n_layer().max(from_tensors)
+}
+
+/// The context llama.cpp uses when `-c` is not given (or 0): 4096 before #16653, then the
+/// training context (common/common.h n_ctx default).
+pub fn default_ctx(cfg: &LlamaCppConfig, spec: &ModelSpec) -> u64 {
+    match cfg.n_ctx {
+        Some(0) => spec.n_ctx_train,
+        Some(n) => n,
+        None if cfg.build.has(version::change::FIT_DEFAULT) => spec.n_ctx_train,
+        None => 4096,
+    }
+}
+
+/// Lay the model out for one requested context.
+pub fn layout(
+    spec: &ModelSpec,
+    weights: &WeightSet,
+    cfg: &LlamaCppConfig,
+    hw: &Hardware,
+    n_ctx_req: u64,
+) -> Layout {
+    let gpus = visible(cfg, hw);
+    let free: Vec<u64> = gpus.iter().map(|g| g.free_bytes).collect();
+    let nb = n_blocks(spec, weights);
+    let pl = placement::place(
+        cfg,
+        weights,
+        nb,
+        spec.n_layer(),
+        spec.tie_word_embeddings,
+        &free,
+    );
+    let fa = cfg.flash_attn_on();
+    let ctx = kv::context(cfg, n_ctx_req, fa);
+    let kva = kv::allocate(cfg, spec, &pl.layer_dev, free.len(), &ctx, fa);
+    let cb = compute::buffers(cfg, spec, &pl, &kva, &ctx, fa);
+    let overhead = gpus
+        .iter()
+        .enumerate()
+        .map(|(d, g)| {
+            let used = pl.gpu_weights[d] + kva.gpu[d] + cb.gpu[d] > 0 || d == 0;
+            if g.unified || !used {
+                0
+            } else {
+                CUDA_CONTEXT_BYTES
+            }
+        })
+        .collect();
+    Layout {
+        ctx,
+        fa,
+        weights: pl.gpu_weights.clone(),
+        kv: kva.gpu.clone(),
+        compute: cb.gpu,
+        overhead,
+        host_weights: pl.host_weights,
+        host_kv: kva.host,
+        host_compute: cb.host,
+        kv_bytes_per_token: kva.bytes_per_token,
+        offloaded: pl.offloaded,
+    }
+}
+
+fn visible<'a>(cfg: &LlamaCppConfig, hw: &'a Hardware) -> &'a [crate::hardware::Gpu] {
+    match &cfg.devices {
+        Some(d) => &hw.gpus[..d.len().min(hw.gpus.len())],
+        None => &hw.gpus,
+    }
+}
+
+fn fits(l: &Layout, hw: &[crate::hardware::Gpu]) -> bool {
+    hw.iter()
+        .enumerate()
+        .all(|(d, g)| l.used(d) <= g.free_bytes)
+}
+
+/// The largest context (a multiple of 256) that fits with everything else unchanged, up to
+/// `limit`; 0 when not even 256 tokens fit.
+pub fn max_context(
+    spec: &ModelSpec,
+    weights: &WeightSet,
+    cfg: &LlamaCppConfig,
+    hw: &Hardware,
+    limit: u64,
+) -> u64 {
+    let gpus = visible(cfg, hw);
+    let ok = |c: u64| fits(&layout(spec, weights, cfg, hw, c), gpus);
+    let (mut lo, mut hi) = (0u64, limit / 256);
+    if hi == 0 || !ok(256) {
+        return 0;
+    }
+    if ok(hi * 256) {
+        return hi * 256;
+    }
+    lo = lo.max(1);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if ok(mid * 256) {
+            lo = mid
+        } else {
+            hi = mid
+        }
+    }
+    lo * 256
+}
+
+/// The full `check` answer.
+pub fn plan(
+    spec: &ModelSpec,
+    weights: &WeightSet,
+    cfg: &LlamaCppConfig,
+    hw: &Hardware,
+) -> MemoryPlan {
+    let gpus = visible(cfg, hw);
+    let mut problems = Vec::new();
+    let mut notes = cfg.notes.clone();
+    let mut n_ctx_req = default_ctx(cfg, spec);
+    let fit_on = cfg.build.has(version::change::FIT_DEFAULT) && cfg.fit != Some(false);
+    let mut l = layout(spec, weights, cfg, hw, n_ctx_req);
+    let limit = spec.n_ctx_train.max(n_ctx_req);
+    if fit_on && cfg.n_ctx.is_none() && !fits(&l, gpus) {
+        // --fit lowers an unset context until every device keeps its margin (common/fit.cpp)
+        if let Some(c) = fit::fit_context(spec, weights, cfg, hw) {
+            notes.push(format!(
+                "--fit (on by default since b7407) lowers the context from {n_ctx_req} to {c}"
+            ));
+            n_ctx_req = c;
+            l = layout(spec, weights, cfg, hw, n_ctx_req);
+        }
+    }
+    if cfg.type_v.is_quantized() && !l.fa {
+        problems.push(format!(
+            "-ctv {} needs flash attention: llama.cpp refuses a quantized V cache with -fa off",
+            cfg.type_v
+        ));
+    }
+    let max_ctx = max_context(spec, weights, cfg, hw, limit);
+    let mut devices = Vec::new();
+    for (d, g) in gpus.iter().enumerate() {
+        let mut dp = DevicePlan {
+            name: g.name.clone(),
+            total_bytes: g.total_bytes,
+            free_bytes: g.free_bytes,
+            weights_bytes: l.weights[d],
+            kv_cache_bytes: l.kv[d] as i64,
+            compute_bytes: l.compute[d],
+            cuda_graph_bytes: 0,
+            overhead_bytes: l.overhead[d],
+            used_bytes: 0,
+        };
+        dp.finish();
+        if dp.used_bytes > g.free_bytes {
+            problems.push(format!(
+                "{} (GPU {d}) needs {} but has {} free: short by {}",
+                g.name,
+                fmt_bytes(dp.used_bytes),
+                fmt_bytes(g.free_bytes),
+                fmt_bytes_signed(dp.used_bytes as i64 - g.free_bytes as i64)
+            ));
+        }
+        devices.push(dp);
+    }
+    let fits_now = problems.is_empty() || problems.iter().all(|p| !p.contains("short by"));
+    let verdict = if fits_now && !(cfg.type_v.is_quantized() && !l.fa) {
+        Verdict::Fits
+    } else {
+        Verdict::DoesNotFit
+    };
+    let mut suggestions = Vec::new();
+    if verdict == Verdict::DoesNotFit {
+        suggestions = fit::suggestions(spec, weights, cfg, hw, max_ctx);
+    }
+    if gpus.is_empty() {
+        notes.push("no GPU given: everything runs on the CPU".into());
+    }
+    if cfg.tool == args::Tool::Server && !cfg.build_given && l.ctx.n_ubatch > l.ctx.n_seq_max {
+        let saved = spec.n_vocab * (l.ctx.n_ubatch - l.ctx.n_seq_max) * 4;
+        notes.push(format!(
+            "build not given: logits reserved for {} tokens as every build before b9460 does; llama-server b9460+ (#23861) reserves {} rows, {} less compute",
+            l.ctx.n_ubatch,
+            l.ctx.n_seq_max,
+            fmt_bytes(saved)
+        ));
+    }
+    let kv_total = l.kv.iter().sum::<u64>() + l.host_kv;
+    let settings = vec![
+        ("n_ctx".to_string(), l.ctx.n_ctx.to_string()),
+        ("n_ctx_seq".to_string(), l.ctx.n_ctx_seq.to_string()),
+        ("n_seq_max".to_string(), l.ctx.n_seq_max.to_string()),
+        ("kv_unified".to_string(), l.ctx.unified.to_string()),
+        ("n_batch".to_string(), l.ctx.n_batch.to_string()),
+        ("n_ubatch".to_string(), l.ctx.n_ubatch.to_string()),
+        ("flash_attn".to_string(), l.fa.to_string()),
+        ("type_k".to_string(), cfg.type_k.to_string()),
+        ("type_v".to_string(), cfg.type_v.to_string()),
+        (
+            "offloaded_layers".to_string(),
+            format!("{}/{}", l.offloaded.0, l.offloaded.1),
+        ),
+        (
+            "build".to_string(),
+            format!(
+                "b{}{}",
+                cfg.build.0,
+                if cfg.build_given {
+                    ""
+                } else {
+                    " (assumed: current)"
+                }
+            ),
+        ),
+    ];
+    MemoryPlan {
+        engine: "llama.cpp".into(),
+        model: ModelRef {
+            id: spec.id.clone(),
+            architecture: spec.architecture.clone(),
+            params: weights.total_elems(),
+        },
+        verdict,
+        devices,
+        host: HostPlan {
+            weights_bytes: l.host_weights,
+            kv_cache_bytes: l.host_kv,
+            compute_bytes: l.host_compute,
+        },
+        kv_cache: KvSummary {
+            bytes: kv_total as i64,
+            tokens: l.ctx.n_ctx,
+            bytes_per_token: l.kv_bytes_per_token,
+            max_concurrency: l.ctx.n_ctx as f64 / l.ctx.n_ctx_seq.max(1) as f64,
+        },
+        max_model_len: max_ctx,
+        problems,
+        suggestions,
+        settings,
+        notes,
+    }
+}

@@ -1,0 +1,124 @@
+//! `--gpu SPEC` and `--gpu-free LIST`: `[N x] NAME_OR_SIZE`, comma-separated for mixed cards
+//! (`"4090,3090"`, `"2x RTX 3090"`, `"79.25GiB"`). Names match the GPU catalog loosely.
+
+use crate::error::CliError;
+use vramfit_engine::{Gpu, Hardware};
+use vramfit_model::catalog::find_gpu;
+use vramfit_model::units::{fmt_bytes, parse_size};
+
+/// One `--gpu` entry expanded to its cards.
+fn parse_one(entry: &str) -> Result<Vec<Gpu>, CliError> {
+    let e = entry.trim();
+    if e.is_empty() {
+        return Err(CliError::input(
+            "--gpu has an empty entry: write e.g. --gpu \"2x RTX 3090\" or --gpu 24GiB",
+        ));
+    }
+    // "2x RTX 3090", "2 x 4090", "4xA100-80G"
+    let (count, rest) = match e.find(['x', 'X']) {
+        Some(i)
+            if i > 0
+                && e[..i].trim().chars().all(|c| c.is_ascii_digit())
+                && !e[..i].trim().is_empty() =>
+        {
+            let n: usize = e[..i]
+                .trim()
+                .parse()
+                .map_err(|_| CliError::input(format!("--gpu '{e}': bad count")))?;
+            (n, e[i + 1..].trim())
+        }
+        _ => (1, e),
+    };
+    if count == 0 || count > 64 {
+        return Err(CliError::input(format!(
+            "--gpu '{e}': a count of {count} GPUs is not supported (1 to 64)"
+        )));
+    }
+    let gpu = if rest.starts_with(|c: char| c.is_ascii_digit())
+        && parse_size(rest).is_ok()
+        && rest.chars().any(|c| c.is_ascii_alphabetic())
+    {
+        let bytes = parse_size(rest).map_err(|e| CliError::input(e.to_string()))?;
+        if bytes < (256 << 20) {
+            return Err(CliError::input(format!(
+                "--gpu '{rest}' is {}: too small for a GPU; write e.g. 24GiB",
+                fmt_bytes(bytes)
+            )));
+        }
+        Gpu {
+            name: format!("{} GPU", fmt_bytes(bytes)),
+            total_bytes: bytes,
+            free_bytes: bytes,
+            bandwidth_gbps: None,
+            compute_capability: None,
+            unified: false,
+        }
+    } else {
+        let g = find_gpu(rest).map_err(|e| CliError::input(format!("--gpu: {e}")))?;
+        Gpu {
+            name: g.name.clone(),
+            total_bytes: g.memory_bytes,
+            free_bytes: g.memory_bytes,
+            bandwidth_gbps: Some(g.bandwidth_gbps),
+            compute_capability: g.compute_capability.as_deref().and_then(|c| c.parse().ok()),
+            unified: g.unified_memory,
+        }
+    };
+    Ok(vec![gpu; count])
+}
+
+/// Parse `--gpu` and apply `--gpu-free`.
+pub fn hardware(spec: Option<&str>, free: Option<&str>) -> Result<Hardware, CliError> {
+    let Some(spec) = spec else {
+        return Err(CliError::input(
+            "no --gpu given and no GPU found through NVML: say which GPUs to plan for, e.g. --gpu \"RTX 4090\" or --gpu \"2x A100-80G\" or --gpu 24GiB",
+        ));
+    };
+    let mut gpus = Vec::new();
+    for entry in spec.split(',') {
+        gpus.extend(parse_one(entry)?);
+    }
+    if let Some(free) = free {
+        let vals: Vec<&str> = free.split(',').map(str::trim).collect();
+        if vals.len() != gpus.len() && vals.len() != 1 {
+            return Err(CliError::input(format!(
+                "--gpu-free has {} values for {} GPUs: give one per GPU in order, or one for all",
+                vals.len(),
+                gpus.len()
+            )));
+        }
+        for (i, g) in gpus.iter_mut().enumerate() {
+            let v = vals[if vals.len() == 1 { 0 } else { i }];
+            let b = parse_size(v).map_err(|e| CliError::input(format!("--gpu-free: {e}")))?;
+            g.free_bytes = b.min(g.total_bytes.max(b));
+            if b > g.total_bytes {
+                g.total_bytes = b;
+            }
+        }
+    }
+    Ok(Hardware {
+        gpus,
+        host_ram_bytes: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs() {
+        let hw = hardware(Some("2x RTX 3090"), None).unwrap();
+        assert_eq!(hw.gpus.len(), 2);
+        let hw = hardware(Some("79.25GiB"), Some("78.84GiB")).unwrap();
+        assert_eq!(
+            hw.gpus[0].free_bytes,
+            (78.84 * (1u64 << 30) as f64).round() as u64
+        );
+        let hw = hardware(Some("RTX 4090,RTX 5090"), Some("9862MiB,31518MiB")).unwrap();
+        assert_eq!(hw.gpus[1].free_bytes, 31518 << 20);
+        assert!(hardware(Some("RTX 9999 Super Ultra"), None).is_err());
+        assert!(hardware(None, None).unwrap_err().message.contains("--gpu"));
+        assert!(hardware(Some("2x 4090"), Some("1G,2G,3G")).is_err());
+    }
+}
