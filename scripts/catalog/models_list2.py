@@ -18,7 +18,8 @@ add("google/gemma-7b", ["gemma-7b-it", "gemma:7b", "gemma"], "Gemma 7B",
 G2 = "Gemma 2 report (2B 2.6B, 9B 9.2B, 27B 27.2B)"
 add("google/gemma-2-2b-it", ["gemma-2-2b", "gemma2:2b"], "Gemma 2 2B IT",
     gemma2(2304, 9216, 26, 8, 4, 256, 256), 2_600_000_000, None, G2,
-    "Alternating layers: even layers sliding 4096, odd layers global. The checkpoint is float32.")
+    "Alternating layers: even layers sliding 4096, odd layers global. The -it config says bfloat16 "
+    "(the base gemma-2-2b repo ships float32).")
 add("google/gemma-2-9b-it", ["gemma-2-9b", "gemma2:9b", "gemma2"], "Gemma 2 9B IT",
     gemma2(3584, 14336, 42, 16, 8, 256, 256), 9_200_000_000, None, G2,
     "Alternating sliding 4096 / global layers.")

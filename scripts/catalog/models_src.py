@@ -54,7 +54,7 @@ def mistral(hidden, inter, layers, heads, kv, vocab, max_pos, rope_theta, slidin
 
 def gemma2(hidden, inter, layers, heads, kv, head_dim, qpas):
     return dense("Gemma2ForCausalLM", "gemma2", hidden, inter, layers, heads, kv, 256000, 8192,
-                 tie=True, dtype="float32" if hidden == 2304 else BF16, rope_theta=10000.0,
+                 tie=True, rope_theta=10000.0,
                  head_dim=head_dim, sliding_window=4096, query_pre_attn_scalar=qpas,
                  attn_logit_softcapping=50.0, final_logit_softcapping=30.0,
                  cache_implementation="hybrid")

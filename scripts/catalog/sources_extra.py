@@ -5,6 +5,14 @@ read_file), as the team's data files do; what the copy confirms is in parenthese
 """
 
 EXTRA = {
+    "nvidia/Nemotron-H-8B-Base-8K": [
+        "code-index id 65729193996 (NemotronH config beside ai21labs/Jamba-v0.1: 52 layers, 32 heads, 8 KV, "
+        "ssm_state_size 128, mamba_num_heads 128, mamba_head_dim 64, n_groups 8, conv 4, expand 2, vocab 131072, "
+        "8192)"],
+    "meta-llama/Llama-4-Scout-17B-16E-Instruct": [
+        "code-index id 70166759091 and 38724182599 (Scout text config: rope_scaling llama3 factor 16, low/high "
+        "freq 1.0, original 8192; max_position_embeddings 10485760; chunk 8192; qk-norm)",
+        "code-index id 67089035748 (no_rope_layers [1,1,1,0] x 12: every 4th layer global NoPE)"],
     "google/gemma-2b": [
         "github:UbiquitousLearning/mllm/src/models/gemma/README.md (Gemma 2B: vocab 256000, 8192, 18 layers, "
         "8 heads, 1 KV head, 2048, 16384, head 256)"],
@@ -59,6 +67,8 @@ EXTRA = {
     "THUDM/GLM-Z1-32B-0414": [
         "../shared/research/llamacpp_memory.md (GLM-Z1-32B KV: 61 layers x 2 KV heads x 128; llama.cpp log)"],
     "google/gemma-2-2b-it": [
+        "code-index id 4570259524 (verbatim copy of google/gemma-2-2b-it config.json, transformers 4.42.4: "
+        "torch_dtype bfloat16, cache_implementation hybrid, sliding 4096, query_pre_attn_scalar 256)",
         "code-index id 56014767049 (Gemma2 config: 2304/9216/26/8/4/head 256/256000/softcaps 50 and 30)"],
     "EleutherAI/pythia-2.8b": [
         "computed from this config: 2,775,208,960 parameters, the Pythia paper's total (catalog_specs test)"],
