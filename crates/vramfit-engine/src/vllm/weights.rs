@@ -11,8 +11,9 @@
 use super::args::VllmConfig;
 use super::quant::{LinearStorage, WeightScheme};
 use crate::error::EngineError;
+use std::collections::HashMap;
 use std::ops::Range;
-use vramfit_model::{AttentionKind, FfnKind, LayerSpec, ModelSpec, WeightSet};
+use vramfit_model::{layout, AttentionKind, FfnKind, GgmlType, LayerSpec, ModelSpec, WeightSet};
 
 /// vocab_parallel_embedding.py `DEFAULT_VOCAB_PADDING_SIZE`
 const VOCAB_PADDING: u64 = 64;
@@ -74,6 +75,8 @@ struct Counter<'a> {
     bytes: u64,
     /// the largest repacked (int4 / nvfp4) non-expert linear on this rank
     largest_repacked: u64,
+    /// elements of each recurrent mixer (Mamba, GDN) by layer, from the synthesized tensor list
+    mixer_elems: &'a HashMap<u64, u64>,
 }
 
 impl Counter<'_> {
@@ -167,10 +170,15 @@ fn layer_bytes(spec: &ModelSpec, i: u64, l: &LayerSpec, c: &mut Counter) {
             );
         }
         AttentionKind::Recurrent(_) => {
-            // linear-attention / SSM mixers: in_proj + out_proj of about 7·hidden² in
-            // Qwen3-Next GDN and Mamba2 stacks (the spec keeps the state sizes, not the projections)
-            c.linear(&format!("{p}.linear_attn.in_proj"), e, 5 * e, true, false);
-            c.linear(&format!("{p}.linear_attn.out_proj"), 2 * e, e, false, false);
+            // the mixer's projections, conv and norms as vramfit-model's layout builds them
+            // (in_proj/out_proj split over TP like column/row-parallel linears)
+            match c.mixer_elems.get(&i) {
+                Some(&elems) => c.bytes += (elems * c.scheme.dense_bytes).div_ceil(c.tp),
+                None => {
+                    c.linear(&format!("{p}.linear_attn.in_proj"), e, 5 * e, true, false);
+                    c.linear(&format!("{p}.linear_attn.out_proj"), 2 * e, e, false, false);
+                }
+            }
         }
         AttentionKind::None => {}
         _ => {
@@ -207,8 +215,13 @@ fn layer_bytes(spec: &ModelSpec, i: u64, l: &LayerSpec, c: &mut Counter) {
         }
     }
     if l.parallel_ssm.is_some() {
-        c.linear(&format!("{p}.mamba.in_proj"), e, 5 * e, true, false);
-        c.linear(&format!("{p}.mamba.out_proj"), 2 * e, e, false, false);
+        match c.mixer_elems.get(&i) {
+            Some(&elems) => c.bytes += (elems * c.scheme.dense_bytes).div_ceil(c.tp),
+            None => {
+                c.linear(&format!("{p}.mamba.in_proj"), e, 5 * e, true, false);
+                c.linear(&format!("{p}.mamba.out_proj"), 2 * e, e, false, false);
+            }
+        }
     }
     let gates = if flags.gated_mlp { 2 } else { 1 };
     match &l.ffn {
@@ -267,6 +280,38 @@ fn layer_bytes(spec: &ModelSpec, i: u64, l: &LayerSpec, c: &mut Counter) {
     c.dense(norms * e * if flags.norm_bias { 2 } else { 1 });
 }
 
+/// Elements of each recurrent mixer by layer: the tensors vramfit-model's layout synthesizes for
+/// the layer's mixer (pure recurrent layers: all but the FFN and the block norms; layers with an
+/// SSM beside attention: the `ssm_*` tensors).
+fn mixer_elems(spec: &ModelSpec) -> HashMap<u64, u64> {
+    let mut out = HashMap::new();
+    let has_mixer = |l: &LayerSpec| {
+        matches!(l.attention, AttentionKind::Recurrent(_)) || l.parallel_ssm.is_some()
+    };
+    if !spec.layers.iter().any(has_mixer) {
+        return out;
+    }
+    for t in layout::synthesize(spec, GgmlType::BF16).tensors {
+        let Some(il) = t.layer() else { continue };
+        let Some(l) = spec.layers.get(il as usize) else {
+            continue;
+        };
+        let short = t.name.splitn(3, '.').nth(2).unwrap_or("");
+        let counts = match l.attention {
+            AttentionKind::Recurrent(_) => {
+                !short.starts_with("ffn_")
+                    && !matches!(short, "attn_norm.weight" | "ffn_norm.weight")
+                    && !short.starts_with("post_")
+            }
+            _ => l.parallel_ssm.is_some() && short.starts_with("ssm_"),
+        };
+        if counts {
+            *out.entry(il).or_insert(0) += t.elems();
+        }
+    }
+    out
+}
+
 /// Weight bytes per pipeline stage (each tensor-parallel rank of a stage holds the same),
 /// predicted from the spec.
 pub fn predicted_stage_bytes(
@@ -277,6 +322,7 @@ pub fn predicted_stage_bytes(
     let scheme = WeightScheme::of(spec, cfg);
     let tp = cfg.tensor_parallel_size;
     let rows = vocab_rows_per_rank(spec.n_vocab, tp);
+    let mixers = mixer_elems(spec);
     let last = ranges.len() - 1;
     let mtp = cfg
         .speculative
@@ -291,6 +337,7 @@ pub fn predicted_stage_bytes(
                 tp,
                 bytes: 0,
                 largest_repacked: 0,
+                mixer_elems: &mixers,
             };
             for i in r.clone() {
                 if let Some(l) = spec.layers.get(i as usize) {
