@@ -18,7 +18,7 @@ import models_list  # noqa: E402,F401  (registers entries)
 import models_list2  # noqa: E402,F401
 import models_list3  # noqa: E402,F401
 from models_src import M  # noqa: E402
-from sources_extra import EXTRA  # noqa: E402
+from sources_extra import EXTRA, RESOLVED, UNVERIFIED  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 TEAM = os.path.join(ROOT, "..", "shared", "data", "catalog", "model_catalog.jsonl")
@@ -95,9 +95,15 @@ def main():
         srcs += EXTRA.get(e["id"], [])
         if not srcs:
             print("no source:", e["id"])
+        unverified = []
+        if e["id"] in team:
+            settled = RESOLVED.get(e["id"], [])
+            unverified = [u for u in team[e["id"]].get("unverified_fields", [])
+                          if not any(u.startswith(r) for r in settled)]
+        unverified += UNVERIFIED.get(e["id"], [])
         out.append({"id": e["id"], "aliases": e["aliases"], "display_name": e["display_name"],
                     "config": e["config"], "params_official": e["params_official"],
-                    "sources": srcs, "notes": e["notes"]})
+                    "sources": srcs, "unverified": unverified, "notes": e["notes"]})
     if "--check-only" in sys.argv:
         return
     with open(OUT, "w") as f:

@@ -118,3 +118,35 @@ EXTRA = {
     "Qwen/Qwen3-4B": ["code-index id 71463455676 (config copy)"],
     "Qwen/Qwen3-1.7B": ["code-index id 71463455676 (config copy)"],
 }
+
+# Team "unverified_fields" that the copies above settle (prefix match on the field text).
+RESOLVED = {
+    "Qwen/Qwen2.5-1.5B-Instruct": ["max_position_embeddings"],
+    "Qwen/Qwen2.5-7B-Instruct": ["max_position_embeddings"],
+    "Qwen/Qwen3-30B-A3B": ["max_position_embeddings"],
+    "google/gemma-2-2b-it": ["torch_dtype"],
+    "nvidia/Nemotron-H-8B-Base-8K": ["mamba_num_heads", "head_dim", "max_position_embeddings"],
+    "tiiuae/Falcon-H1-7B-Instruct": ["all fields"],
+    "tiiuae/falcon-7b": ["max_position_embeddings"],
+    "meta-llama/Llama-4-Scout-17B-16E-Instruct": [],
+}
+
+# Facts of added entries not seen in a verbatim copy (kept from model cards or the family's pattern).
+UNVERIFIED = {
+    "mistralai/Ministral-8B-Instruct-2410": ["all widths (no verbatim config.json copy found; parameter total agrees)"],
+    "Qwen/Qwen3-30B-A3B-Instruct-2507": ["max_position_embeddings 262144 (model card, not a config copy)"],
+    "CohereForAI/c4ai-command-r7b-12-2024": ["max_position_embeddings 8192", "torch_dtype"],
+    "CohereForAI/c4ai-command-r-plus": ["use_qk_norm (copies disagree)", "torch_dtype"],
+    "ibm-granite/granite-3.1-8b-instruct": ["num_attention_heads 32 / num_key_value_heads 8", "multipliers"],
+    "THUDM/GLM-Z1-32B-0414": ["intermediate_size 23040", "num_attention_heads 48", "max_position_embeddings"],
+    "moonshotai/Kimi-K2-Instruct": ["rope_scaling factor 32", "max_position_embeddings 131072 (0905: 262144)"],
+    "tiiuae/Falcon3-7B-Instruct": ["vocab_size: two public copies say 131080 for Falcon3-7B, this entry keeps 131072"],
+    "microsoft/Phi-3.5-mini-instruct": ["rope_scaling factor lists left out"],
+    "google/gemma-2b": ["torch_dtype"],
+    "google/gemma-7b": ["torch_dtype"],
+    "EleutherAI/gpt-neox-20b": ["vocab_size 50432", "torch_dtype"],
+    "Qwen/Qwen2-57B-A14B": ["which repo (base or Instruct) the 131072 copy came from"],
+    "zai-org/GLM-4.5": ["max_position_embeddings 131072 (the copy seen is GLM-4.6's 202752)"],
+    "deepseek-ai/DeepSeek-V2.5": ["identity with the DeepSeek-V2 config"],
+    "AI21-Jamba-1.5-Mini": [],
+}

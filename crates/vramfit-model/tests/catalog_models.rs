@@ -65,6 +65,7 @@ fn a_malformed_catalog_is_an_error_not_a_panic() {
     let parsed = catalog::parse_models(one).unwrap();
     assert_eq!(parsed[0].params_official_total, Some(7));
     assert_eq!(parsed[0].params_official_active, None);
+    assert!(parsed[0].unverified.is_empty());
 }
 
 #[test]
@@ -81,6 +82,11 @@ fn every_entry_has_sources_and_an_architecture() {
         assert!(!m.model_type().is_empty(), "{} model_type", m.id);
         assert!(m.num_layers().is_some_and(|n| n > 0), "{} layers", m.id);
         assert!(m.id.contains('/'), "{} is not ORG/NAME", m.id);
+        assert!(
+            m.unverified.iter().all(|u| !u.trim().is_empty()),
+            "{} has an empty unverified note",
+            m.id
+        );
     }
 }
 

@@ -44,6 +44,8 @@ pub struct CatalogModel {
     /// Where the figure for `params_official_*` comes from.
     pub params_official_source: String,
     pub sources: Vec<String>,
+    /// Facts of this entry no public copy confirmed (kept from model cards or the family pattern).
+    pub unverified: Vec<String>,
     pub notes: String,
 }
 
@@ -114,6 +116,8 @@ struct RawModel {
     #[serde(default)]
     sources: Vec<String>,
     #[serde(default)]
+    unverified: Vec<String>,
+    #[serde(default)]
     notes: String,
 }
 
@@ -139,6 +143,7 @@ pub fn parse_models(json: &str) -> Result<Vec<CatalogModel>, serde_json::Error> 
             params_official_active: r.params_official.active,
             params_official_source: r.params_official.source,
             sources: r.sources,
+            unverified: r.unverified,
             notes: r.notes,
         })
         .collect())

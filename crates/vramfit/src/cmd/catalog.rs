@@ -140,6 +140,7 @@ impl<'a> ModelRow<'a> {
             "params_active": self.params.map(|p| p.1),
             "params_official_total": m.params_official_total,
             "params_official_active": m.params_official_active,
+            "unverified": m.unverified,
             "config": m.config,
         })
     }
