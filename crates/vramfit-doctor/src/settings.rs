@@ -332,7 +332,9 @@ pub fn read_settings(text: &str) -> EchoedSettings {
                 s.engine_version = Some(v.as_str().chars().take(40).collect());
             }
         }
-        if let Some(c) = ALLOC_CONF.captures(line) {
+        // PyTorch's OOM hint names the setting; only an echoed environment counts
+        let hint = line.contains("out of memory") || line.contains("try setting");
+        if let Some(c) = ALLOC_CONF.captures(line).filter(|_| !hint) {
             s.expandable_segments = Some(matches!(&c[1], "True" | "true" | "1"));
         }
     }

@@ -105,8 +105,14 @@ fn kv_too_small(
             ),
         ));
     }
-    f.fix(Fix::action(
-        "more GPUs: --tensor-parallel-size splits the KV heads across them",
+    let tp = ctx.settings.tensor_parallel_size.unwrap_or(1);
+    f.fix(Fix::flag(
+        "--tensor-parallel-size",
+        tp * 2,
+        format!(
+            "{} GPUs split the KV heads (and weights) between them",
+            tp * 2
+        ),
     ))
 }
 
@@ -450,19 +456,35 @@ fn llama_kv(
         let room = free
             .saturating_sub(model.unwrap_or(0))
             .saturating_sub(LLAMA_FIT_MARGIN);
-        if let Some(c) = llama_ctx_that_fits(per_token, room) {
-            f = f
-                .fact(format!(
-                    "KV {} for {n} cells = {} per token; {} free after weights and a 1 GiB margin",
-                    fmt_bytes(kv),
-                    fmt_bytes(per_token),
-                    fmt_bytes(room)
-                ))
-                .fix(Fix::flag(
-                    "-c",
-                    c,
-                    "largest context whose KV fits (multiple of 256)",
-                ));
+        match llama_ctx_that_fits(per_token, room) {
+            Some(c) if c < n => {
+                f = f
+                    .fact(format!(
+                        "KV {} for {n} cells = {} per token; {} free after weights and a 1 GiB margin",
+                        fmt_bytes(kv),
+                        fmt_bytes(per_token),
+                        fmt_bytes(room)
+                    ))
+                    .fix(Fix::flag(
+                        "-c",
+                        c,
+                        "largest context whose KV fits (multiple of 256)",
+                    ));
+            }
+            // the free memory printed at load should have held it: something else took memory
+            _ => {
+                f = f
+                    .fact(format!(
+                        "{} free at load should have held {} of KV: memory was taken after the load started (another process?)",
+                        fmt_bytes(free),
+                        fmt_bytes(kv)
+                    ))
+                    .fix(Fix::flag(
+                        "-c",
+                        pow2_floor(n / 2),
+                        format!("half the context ({n} now); KV scales with it"),
+                    ));
+            }
         }
     } else if let Some(c) = free.and_then(|fr| {
         ctx.fx
@@ -504,11 +526,15 @@ fn llama_compute_fixes(ctx: &Context, mut f: Finding) -> Finding {
             .fix(Fix::flag("--tensor-split", "", "give the failing GPU fewer layers (or leave it out with CUDA_VISIBLE_DEVICES)"))
             .fix(Fix::action(format!("build with -DGGML_SCHED_MAX_COPIES=1: pipeline parallelism keeps {c} compute-buffer copies (ggml-backend.cpp)")));
     }
-    let ub = s.n_ubatch.unwrap_or(512);
+    // llama.cpp's default n_ubatch is 512 (common/common.h)
+    let (ub, now) = match s.n_ubatch {
+        Some(ub) => (ub, format!("{ub} now")),
+        None => (512, "default 512".to_string()),
+    };
     f = f.fix(Fix::flag(
         "-ub",
         pow2_floor(ub / 2).max(32),
-        format!("compute buffers scale with the micro-batch ({ub} now)"),
+        format!("compute buffers scale with the micro-batch ({now})"),
     ));
     if s.flash_attn != Some(true) {
         f = f.fix(Fix::flag("-fa", "on", "without flash attention the attention scores (n_ctx x ubatch) sit in the compute buffer"));

@@ -65,7 +65,8 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         || line.contains("MiB")
         || line.contains("memory")
         || line.contains("kv cache")
-        || line.contains("offloaded"))
+        || line.contains("offloaded")
+        || line.contains("pipeline"))
     {
         return;
     }

@@ -95,6 +95,7 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ),
     ("Capturing CUDA graph", Phase::CudaGraphCapture),
     ("CUDA graphs can take additional", Phase::CudaGraphCapture),
+    ("Capture cuda graph end", Phase::Serving),
     ("Capture cuda graph", Phase::CudaGraphCapture),
     ("in capture_model", Phase::CudaGraphCapture),
     ("in _capture_cudagraphs", Phase::CudaGraphCapture),

@@ -22,7 +22,11 @@ static K8S: LazyLock<Regex> = LazyLock::new(|| re(r"\bOOMKilled\b"));
 static EXIT_137: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)exit(?:ed)?(?: with)? (?:code|status)[:=]?\s*137\b|\bcode=137\b|\b137 \(SIGKILL\)")
 });
-static SIGKILL: LazyLock<Regex> = LazyLock::new(|| re(r#"^\s*Killed\s*$|signal: killed"#));
+// a shell's `Killed` alone, after a progress bar (`...it]Killed`), or bash's job report
+// (`line 28:  7 Killed   cmd`); Go's os/exec `signal: killed` (Ollama)
+static SIGKILL: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"^\s*Killed\s*$|\]Killed\s*$|: line \d+:\s+\d+ Killed\s|signal: killed")
+});
 // ray/_private/worker.py message for a worker killed by the OOM killer
 static RAY: LazyLock<Regex> = LazyLock::new(|| {
     re(r"killed by SIGKILL by OOM killer|killed by the OOM killer|Ray OOM killer")

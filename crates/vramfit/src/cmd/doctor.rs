@@ -1,17 +1,80 @@
-//! `vramfit doctor` (being built; see the issue tracker).
+//! `vramfit doctor [--json] [FILE|-]`: read a crash log (a file, or stdin when no file or `-`)
+//! and print the cause, a paragraph with the numbers, and the fixes in order.
+//!
+//! Only the last 8 MiB of a log are read (the crash is at its end); a note on stderr says when
+//! the head was skipped. Exit 0 whenever a diagnosis was made (not_oom and unknown included),
+//! 2 when the input cannot be read or holds no text.
+
+use std::fs::File;
+use std::io::{self, IsTerminal, Write};
+
+use vramfit_doctor::{diagnose, read_log, render, InputError, MAX_LOG_BYTES};
 
 use crate::error::{CliError, CmdResult};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Print JSON instead of a table.
+    /// Print JSON (keys: cause, confidence, engine, evidence, fixes[{flag, value, why}], summary,
+    /// settings, events).
     #[arg(long)]
     pub json: bool,
-    /// Arguments, for now.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// The log file; `-` or nothing reads stdin.
+    #[arg(value_name = "FILE")]
+    pub file: Option<String>,
 }
 
-pub fn run(_args: Args) -> CmdResult {
-    Err(CliError::input("'doctor' is not built yet"))
+pub fn run(args: Args) -> CmdResult {
+    let log = match args.file.as_deref() {
+        None | Some("-") => {
+            let stdin = io::stdin();
+            if stdin.is_terminal() {
+                return Err(CliError::input(
+                    "no log given: pass a log file (`vramfit doctor server.log`) or pipe one in (`... | vramfit doctor -`)",
+                ));
+            }
+            read_log(stdin.lock(), "stdin")
+        }
+        Some(path) => {
+            let meta = std::fs::metadata(path).map_err(|e| {
+                CliError::input(format!("cannot read log '{path}': {e}; pass a readable log file or `-` for stdin"))
+            })?;
+            if meta.is_dir() {
+                return Err(CliError::input(format!(
+                    "'{path}' is a directory: pass the log file inside it, or `-` for stdin"
+                )));
+            }
+            let f = File::open(path).map_err(|e| {
+                CliError::input(format!("cannot open log '{path}': {e}; check the path and permissions"))
+            })?;
+            read_log(f, path)
+        }
+    }
+    .map_err(|e: InputError| CliError::input(e.to_string()))?;
+    if log.dropped > 0 {
+        eprintln!(
+            "vramfit: read the last {} MiB of the log ({} bytes before it skipped)",
+            MAX_LOG_BYTES >> 20,
+            log.dropped
+        );
+    }
+    let d = diagnose(&log.text);
+    let out = if args.json {
+        let mut text = serde_json::to_string_pretty(&render::json(&d))
+            .map_err(|e| CliError::input(format!("cannot render JSON: {e}")))?;
+        text.push('\n');
+        text
+    } else {
+        render::human(&d)
+    };
+    // a closed pipe (`| head`) is not an error worth a panic
+    let mut stdout = io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(out.as_bytes())
+        .and_then(|_| stdout.flush())
+    {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            return Err(CliError::input(format!("cannot write the report: {e}")));
+        }
+    }
+    Ok(0)
 }
