@@ -17,6 +17,15 @@ add("meta-llama/Llama-2-70b-hf", ["Llama-2-70b", "Llama-2-70b-chat-hf", "Llama-2
     "Llama 2 70B", llama(8192, 28672, 80, 64, 8, 32000, 4096, dtype="float16", rms_norm_eps=1e-5),
     70 * B, None, L2, "GQA with 8 KV heads (7B/13B are MHA).")
 L31 = "Llama 3.1 model card (meta-llama/llama-models models/llama3_1/MODEL_CARD.md)"
+L3 = "Llama 3 model card (meta-llama/llama-models models/llama3/MODEL_CARD.md)"
+add("meta-llama/Meta-Llama-3-8B-Instruct", ["Meta-Llama-3-8B", "Llama-3-8B-Instruct", "Llama-3-8B", "llama3:8b", "llama3"],
+    "Llama 3 8B Instruct",
+    llama(4096, 14336, 32, 32, 8, 128256, 8192, rope_theta=500000.0), 8 * B, None, L3,
+    "Llama 3 (not 3.1): 8192-token context, no rope_scaling.")
+add("meta-llama/Meta-Llama-3-70B-Instruct", ["Meta-Llama-3-70B", "Llama-3-70B-Instruct", "Llama-3-70B", "llama3:70b"],
+    "Llama 3 70B Instruct",
+    llama(8192, 28672, 80, 64, 8, 128256, 8192, rope_theta=500000.0), 70 * B, None, L3,
+    "Llama 3 (not 3.1): 8192-token context, no rope_scaling.")
 add("meta-llama/Llama-3.1-8B-Instruct",
     ["Meta-Llama-3.1-8B-Instruct", "Llama-3.1-8B", "Meta-Llama-3.1-8B", "llama3.1-8b", "llama3.1:8b"],
     "Llama 3.1 8B Instruct",
@@ -90,6 +99,9 @@ add("mistralai/Mistral-7B-v0.1", ["Mistral-7B-v0.1", "Mistral-7B-Instruct-v0.1"]
     mistral(4096, 14336, 32, 32, 8, 32000, 32768, 10000.0, sliding_window=4096),
     7_300_000_000, None, "Mistral 7B announcement (7.3B)",
     "All layers use a 4096-token sliding window. v0.2 dropped the window and uses rope_theta 1e6.")
+add("mistralai/Mistral-7B-Instruct-v0.2", ["Mistral-7B-v0.2"], "Mistral 7B Instruct v0.2",
+    mistral(4096, 14336, 32, 32, 8, 32000, 32768, 1000000.0), 7_240_000_000, None, "same tensors as v0.1",
+    "v0.2 dropped v0.1's 4096-token sliding window and raised rope_theta to 1e6; vocabulary still 32000.")
 add("mistralai/Mistral-7B-Instruct-v0.3", ["Mistral-7B-v0.3", "Mistral-7B-Instruct", "mistral:7b", "mistral"],
     "Mistral 7B Instruct v0.3", mistral(4096, 14336, 32, 32, 8, 32768, 32768, 1000000.0),
     7_250_000_000, None, "KAITO catalog BF16 file size 13.50 GiB", "")

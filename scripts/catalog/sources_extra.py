@@ -5,6 +5,13 @@ read_file), as the team's data files do; what the copy confirms is in parenthese
 """
 
 EXTRA = {
+    "meta-llama/Meta-Llama-3-8B-Instruct": [
+        "team model facts, Llama-3.1-8B note: 'Llama 3 (non-3.1) 8B: max_position_embeddings 8192, rope_scaling "
+        "null' (../shared/data/catalog/model_catalog.jsonl)"],
+    "meta-llama/Meta-Llama-3-70B-Instruct": ["same widths as the Llama-3.1-70B entry with Llama 3's 8192 context"],
+    "mistralai/Mistral-7B-Instruct-v0.2": [
+        "team model facts, Mistral-7B-v0.1 note: 'v0.2 dropped sliding window and used rope_theta 1e6' "
+        "(../shared/data/catalog/model_catalog.jsonl)"],
     "nvidia/Nemotron-H-8B-Base-8K": [
         "code-index id 65729193996 (NemotronH config beside ai21labs/Jamba-v0.1: 52 layers, 32 heads, 8 KV, "
         "ssm_state_size 128, mamba_num_heads 128, mamba_head_dim 64, n_groups 8, conv 4, expand 2, vocab 131072, "
@@ -148,5 +155,6 @@ UNVERIFIED = {
     "Qwen/Qwen2-57B-A14B": ["which repo (base or Instruct) the 131072 copy came from"],
     "zai-org/GLM-4.5": ["max_position_embeddings 131072 (the copy seen is GLM-4.6's 202752)"],
     "deepseek-ai/DeepSeek-V2.5": ["identity with the DeepSeek-V2 config"],
-    "AI21-Jamba-1.5-Mini": [],
+    "meta-llama/Meta-Llama-3-70B-Instruct": ["all values (Llama 3.1 70B widths with Llama 3's 8192 context)"],
+    "mistralai/Mistral-7B-Instruct-v0.2": ["all values (team note, not a config copy)"],
 }

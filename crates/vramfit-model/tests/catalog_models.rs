@@ -221,6 +221,23 @@ fn gguf_repo_ids_and_tags_resolve_to_the_base_model() {
         ),
         ("unsloth/GLM-4.5-Air-gguf", "zai-org/GLM-4.5-Air"),
         ("Qwen/Qwen2.5-7B-Instruct-GGUF", "Qwen/Qwen2.5-7B-Instruct"),
+        ("bartowski/Qwen_Qwen3-8B-GGUF:Q4_K_M", "Qwen/Qwen3-8B"),
+        (
+            "bartowski/google_gemma-3-27b-it-GGUF",
+            "google/gemma-3-27b-it",
+        ),
+        (
+            "bartowski/meta-llama_Llama-3.3-70B-Instruct-GGUF",
+            "meta-llama/Llama-3.3-70B-Instruct",
+        ),
+        (
+            "QuantFactory/Meta-Llama-3-8B-Instruct-GGUF",
+            "meta-llama/Meta-Llama-3-8B-Instruct",
+        ),
+        (
+            "TheBloke/Mistral-7B-Instruct-v0.2-GGUF",
+            "mistralai/Mistral-7B-Instruct-v0.2",
+        ),
         ("qwen3:8b", "Qwen/Qwen3-8B"),
         ("llama3.1:8b", "meta-llama/Llama-3.1-8B-Instruct"),
         (

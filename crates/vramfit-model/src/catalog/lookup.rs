@@ -3,7 +3,8 @@
 //! **Models** ([`find_model`]), first rule that matches wins:
 //! 1. the query as given, against repo ids and aliases (case-insensitive);
 //! 2. the same after dropping a `:QUANT` tag (`ORG/NAME-GGUF:Q4_K_M`, llama.cpp's `-hf` form)
-//!    and a trailing `-GGUF`/`-gguf`;
+//!    and a trailing `-GGUF`/`-gguf`; a name spelled `ORG_NAME` (bartowski's GGUF repos) reads as
+//!    `ORG/NAME` when ORG is an organisation of the catalog;
 //! 3. the name part (after `ORG/`) against the name part of every repo id, across organisations,
 //!    then against aliases;
 //! 4. last resort: the same with a trailing `-Instruct`, `-it`, `-Chat` (or `-hf`) ignored on both
@@ -76,7 +77,19 @@ pub fn find_model_in<'a>(catalog: &'a [CatalogModel], query: &str) -> Option<&'a
     if let Some(m) = full(base) {
         return Some(m);
     }
-    let name = name_part(base);
+    let mut name = name_part(base);
+    // bartowski-style GGUF repos spell the source repo as ORG_NAME: `Qwen_Qwen3-8B-GGUF`.
+    if let Some((org, rest)) = name.split_once('_') {
+        let known_org = catalog
+            .iter()
+            .any(|m| m.id.split('/').next().is_some_and(|o| eq(o, org)));
+        if known_org {
+            if let Some(m) = full(&format!("{org}/{rest}")) {
+                return Some(m);
+            }
+            name = rest;
+        }
+    }
     let by_name = |name: &str, norm: fn(&str) -> &str| {
         let n = norm(name);
         catalog.iter().find(|m| eq(norm(m.name()), n)).or_else(|| {
