@@ -17,6 +17,7 @@ pub mod kv;
 pub mod plan;
 pub mod profile;
 pub mod quant;
+mod suggest;
 pub mod version;
 pub mod weights;
 

@@ -23,32 +23,32 @@ use vramfit_model::{ModelSpec, WeightSet};
 
 /// One worker's numbers.
 #[derive(Debug, Clone)]
-struct Worker {
-    gpu: Gpu,
-    stage: usize,
-    weights: u64,
-    offloaded: u64,
-    requested: u64,
-    profile: Profile,
+pub(super) struct Worker {
+    pub(super) gpu: Gpu,
+    pub(super) stage: usize,
+    pub(super) weights: u64,
+    pub(super) offloaded: u64,
+    pub(super) requested: u64,
+    pub(super) profile: Profile,
     /// the KV pool vLLM sizes (negative when nothing is left)
-    available: i64,
+    pub(super) available: i64,
 }
 
 /// Everything `plan` works out before it is rendered.
 #[derive(Debug, Clone)]
-struct Outcome {
-    workers: Vec<Worker>,
-    layouts: Vec<KvLayout>,
-    max_model_len: u64,
-    num_blocks: u64,
-    binding_stage: usize,
-    problems: Vec<String>,
+pub(super) struct Outcome {
+    pub(super) workers: Vec<Worker>,
+    pub(super) layouts: Vec<KvLayout>,
+    pub(super) max_model_len: u64,
+    pub(super) num_blocks: u64,
+    pub(super) binding_stage: usize,
+    pub(super) problems: Vec<String>,
     /// a start-up check failed
-    fails: bool,
+    pub(super) fails: bool,
     /// vLLM's estimate when the KV check failed, or the largest length that fits
-    fit_len: u64,
-    settings: Vec<(String, String)>,
-    notes: Vec<String>,
+    pub(super) fit_len: u64,
+    pub(super) settings: Vec<(String, String)>,
+    pub(super) notes: Vec<String>,
 }
 
 /// The memory plan of a vLLM command on this hardware. `weights`: the checkpoint's tensors when
@@ -61,7 +61,7 @@ pub fn plan(
 ) -> MemoryPlan {
     let out = evaluate(spec, weights, cfg, hw);
     let suggestions = if out.fails {
-        suggest(spec, weights, cfg, hw, &out)
+        super::suggest::suggest(spec, weights, cfg, hw, &out)
     } else {
         Vec::new()
     };
@@ -93,7 +93,7 @@ fn worker_gpus(cfg: &VllmConfig, hw: &Hardware, problems: &mut Vec<String>) -> V
     visible.into_iter().take(world).collect()
 }
 
-fn evaluate(
+pub(super) fn evaluate(
     spec: &ModelSpec,
     weights: Option<&WeightSet>,
     cfg: &VllmConfig,
@@ -252,7 +252,14 @@ fn evaluate(
             fails = true;
         } else if matches!(cfg.max_model_len, MaxModelLen::Auto) {
             // `_auto_fit_max_model_len`: the longest length that fits, up to the model's
-            notes.push(format!("--max-model-len auto: fitted to {fit_len} tokens"));
+            if fit_len == 0 {
+                problems.push(
+                    "--max-model-len auto: not even one token of KV cache fits (vLLM: 'Cannot auto-fit max_model_len')".into(),
+                );
+                fails = true;
+            } else {
+                notes.push(format!("--max-model-len auto: fitted to {fit_len} tokens"));
+            }
         } else {
             let short = workers
                 .iter()
@@ -273,6 +280,31 @@ fn evaluate(
         MaxModelLen::Auto => fit_len.min(model_max_len),
         _ => configured,
     };
+    if !fails && cfg.kv_cache_memory_bytes.is_some() {
+        // --kv-cache-memory-bytes skips the budget: the pool is allocated whatever is free
+        for (i, w) in workers.iter().enumerate() {
+            let used = w.weights
+                + w.profile.activation_bytes
+                + w.profile.non_torch_bytes
+                + w.profile.cuda_graph_bytes
+                + w.available.max(0) as u64;
+            if used > w.gpu.free_bytes {
+                problems.push(format!(
+                    "GPU {i}: --kv-cache-memory-bytes {} with {} of weights, activations and graphs exceeds the {} free: expect an OOM when the KV cache is allocated",
+                    fmt_bytes(w.available.max(0) as u64),
+                    fmt_bytes(used - w.available.max(0) as u64),
+                    fmt_bytes(w.gpu.free_bytes)
+                ));
+                fails = true;
+            }
+        }
+    }
+    if cfg.version < super::Version::new(0, 8, 0) {
+        notes.push(format!(
+            "vLLM {} runs the V0 engine by default: its profiling differs and is modelled with V1's semantics",
+            cfg.version
+        ));
+    }
     if !fails && !cfg.version.deducts_cuda_graphs() && cfg.uses_cuda_graphs() {
         for (i, w) in workers.iter().enumerate() {
             let used = w.requested + w.profile.cuda_graph_bytes;
@@ -450,110 +482,4 @@ fn render(
         settings,
         notes: out.notes,
     }
-}
-
-/// The smallest single changes, as flags, that make the command start.
-fn suggest(
-    spec: &ModelSpec,
-    weights: Option<&WeightSet>,
-    cfg: &VllmConfig,
-    hw: &Hardware,
-    out: &Outcome,
-) -> Vec<String> {
-    let mut tries: Vec<(String, VllmConfig)> = Vec::new();
-    let mut with = |label: String, f: &dyn Fn(&mut VllmConfig)| {
-        let mut c = cfg.clone();
-        f(&mut c);
-        tries.push((label, c));
-    };
-    if out.fit_len > 0 && !matches!(cfg.max_model_len, MaxModelLen::Auto) {
-        let len = out.fit_len;
-        with(format!("--max-model-len {len}"), &|c| {
-            c.max_model_len = MaxModelLen::Tokens(len)
-        });
-    }
-    // the utilization that leaves room for one request, within what is free
-    let total = out
-        .workers
-        .iter()
-        .map(|w| w.gpu.total_bytes)
-        .min()
-        .unwrap_or(0);
-    let free = out
-        .workers
-        .iter()
-        .map(|w| w.gpu.free_bytes)
-        .min()
-        .unwrap_or(0);
-    if total > 0 {
-        let max_util = ((free as f64 / total as f64) * 100.0).floor() / 100.0;
-        let short = out
-            .workers
-            .iter()
-            .map(|w| out.layouts[w.stage].bytes_per_request(out.max_model_len) as i64 - w.available)
-            .max()
-            .unwrap_or(0);
-        let want = cfg.gpu_memory_utilization + short.max(0) as f64 / total as f64 + 0.005;
-        let want = (want * 100.0).ceil() / 100.0;
-        for u in [want.min(max_util), max_util.min(0.98)] {
-            if u > 0.0 && (u - cfg.gpu_memory_utilization).abs() > 1e-9 {
-                with(format!("--gpu-memory-utilization {u:.2}"), &|c| {
-                    c.gpu_memory_utilization = u
-                });
-            }
-        }
-    }
-    if !cfg.kv_cache_dtype.starts_with("fp8") {
-        with("--kv-cache-dtype fp8".into(), &|c| {
-            c.kv_cache_dtype = "fp8".into()
-        });
-    }
-    let seqs = out
-        .settings
-        .iter()
-        .find(|(k, _)| k == "max_num_seqs")
-        .and_then(|(_, v)| v.parse::<u64>().ok())
-        .unwrap_or(256);
-    for s in [seqs / 4, 16] {
-        if s >= 1 && s < seqs {
-            with(format!("--max-num-seqs {s}"), &|c| c.max_num_seqs = Some(s));
-        }
-    }
-    if cfg.uses_cuda_graphs() && cfg.deducts_cuda_graphs() {
-        with("--enforce-eager".into(), &|c| c.enforce_eager = true);
-    }
-    let gpus_available = cfg
-        .visible_devices
-        .as_ref()
-        .map(|v| v.len())
-        .unwrap_or(hw.gpus.len()) as u64;
-    let mut tp = cfg.tensor_parallel_size * 2;
-    while tp * cfg.pipeline_parallel_size <= gpus_available {
-        let t = tp;
-        with(format!("--tensor-parallel-size {t}"), &|c| {
-            c.tensor_parallel_size = t
-        });
-        tp *= 2;
-    }
-    let heaviest = out
-        .workers
-        .iter()
-        .map(|w| w.weights as i64 - w.available.min(0))
-        .max()
-        .unwrap_or(0);
-    if out.workers.iter().any(|w| w.available <= 0) {
-        let gb = ((heaviest as f64 * 0.25) / GIB as f64).ceil().max(1.0);
-        with(format!("--cpu-offload-gb {gb:.0}"), &|c| {
-            c.cpu_offload_bytes += (gb * GIB as f64) as u64
-        });
-    }
-    let mut fitting = Vec::new();
-    for (label, c) in tries {
-        let o = evaluate(spec, weights, &c, hw);
-        if !o.fails && !fitting.contains(&label) {
-            fitting.push(label);
-        }
-    }
-    fitting.truncate(4);
-    fitting
 }

@@ -1,0 +1,114 @@
+//! The smallest single changes to a vLLM command, as flags, that make it start: each candidate
+//! is planned again and kept only when vLLM would then start.
+
+use super::args::{MaxModelLen, VllmConfig};
+use super::plan::{evaluate, Outcome};
+use crate::hardware::Hardware;
+use vramfit_model::units::GIB;
+use vramfit_model::{ModelSpec, WeightSet};
+
+/// The smallest single changes, as flags, that make the command start.
+pub(super) fn suggest(
+    spec: &ModelSpec,
+    weights: Option<&WeightSet>,
+    cfg: &VllmConfig,
+    hw: &Hardware,
+    out: &Outcome,
+) -> Vec<String> {
+    let mut tries: Vec<(String, VllmConfig)> = Vec::new();
+    let mut with = |label: String, f: &dyn Fn(&mut VllmConfig)| {
+        let mut c = cfg.clone();
+        f(&mut c);
+        tries.push((label, c));
+    };
+    if out.fit_len > 0 && !matches!(cfg.max_model_len, MaxModelLen::Auto) {
+        let len = out.fit_len;
+        with(format!("--max-model-len {len}"), &|c| {
+            c.max_model_len = MaxModelLen::Tokens(len)
+        });
+    }
+    // the utilization that leaves room for one request, within what is free
+    let total = out
+        .workers
+        .iter()
+        .map(|w| w.gpu.total_bytes)
+        .min()
+        .unwrap_or(0);
+    let free = out
+        .workers
+        .iter()
+        .map(|w| w.gpu.free_bytes)
+        .min()
+        .unwrap_or(0);
+    if total > 0 {
+        let max_util = ((free as f64 / total as f64) * 100.0).floor() / 100.0;
+        let short = out
+            .workers
+            .iter()
+            .map(|w| out.layouts[w.stage].bytes_per_request(out.max_model_len) as i64 - w.available)
+            .max()
+            .unwrap_or(0);
+        let want = cfg.gpu_memory_utilization + short.max(0) as f64 / total as f64 + 0.005;
+        let want = (want * 100.0).ceil() / 100.0;
+        for u in [want.min(max_util), max_util.min(0.98)] {
+            if u > 0.0 && (u - cfg.gpu_memory_utilization).abs() > 1e-9 {
+                with(format!("--gpu-memory-utilization {u:.2}"), &|c| {
+                    c.gpu_memory_utilization = u
+                });
+            }
+        }
+    }
+    if !cfg.kv_cache_dtype.starts_with("fp8") {
+        with("--kv-cache-dtype fp8".into(), &|c| {
+            c.kv_cache_dtype = "fp8".into()
+        });
+    }
+    let seqs = out
+        .settings
+        .iter()
+        .find(|(k, _)| k == "max_num_seqs")
+        .and_then(|(_, v)| v.parse::<u64>().ok())
+        .unwrap_or(256);
+    for s in [seqs / 4, 16] {
+        if s >= 1 && s < seqs {
+            with(format!("--max-num-seqs {s}"), &|c| c.max_num_seqs = Some(s));
+        }
+    }
+    if cfg.uses_cuda_graphs() && cfg.deducts_cuda_graphs() {
+        with("--enforce-eager".into(), &|c| c.enforce_eager = true);
+    }
+    let gpus_available = cfg
+        .visible_devices
+        .as_ref()
+        .map(|v| v.len())
+        .unwrap_or(hw.gpus.len()) as u64;
+    let mut tp = cfg.tensor_parallel_size * 2;
+    while tp * cfg.pipeline_parallel_size <= gpus_available {
+        let t = tp;
+        with(format!("--tensor-parallel-size {t}"), &|c| {
+            c.tensor_parallel_size = t
+        });
+        tp *= 2;
+    }
+    let heaviest = out
+        .workers
+        .iter()
+        .map(|w| w.weights as i64 - w.available.min(0))
+        .max()
+        .unwrap_or(0);
+    if out.workers.iter().any(|w| w.available <= 0) {
+        let gb = ((heaviest as f64 * 0.25) / GIB as f64).ceil().max(1.0);
+        with(format!("--cpu-offload-gb {gb:.0}"), &|c| {
+            c.cpu_offload_bytes += (gb * GIB as f64) as u64
+        });
+    }
+    let mut fitting = Vec::new();
+    for (label, c) in tries {
+        let o = evaluate(spec, weights, &c, hw);
+        if !o.fails && !fitting.contains(&label) {
+            fitting.push(label);
+        }
+    }
+    fitting.truncate(4);
+    fitting
+}
