@@ -61,6 +61,8 @@ pub struct VllmConfig {
     pub estimate_cudagraphs: Option<bool>,
     /// `-O0` / `cudagraph_mode: NONE` in `--compilation-config`: no CUDA graphs
     pub cudagraphs_disabled: bool,
+    /// `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`: a max_model_len beyond the model's is accepted
+    pub allow_long_max_model_len: bool,
     /// flags that were not recognised, as written
     pub unknown_flags: Vec<String>,
     /// what a reader should know about how the command was read
@@ -297,6 +299,10 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
         pp_layer_partition,
         estimate_cudagraphs,
         cudagraphs_disabled,
+        allow_long_max_model_len: matches!(
+            env("VLLM_ALLOW_LONG_MAX_MODEL_LEN").map(str::trim),
+            Some("1" | "true" | "True")
+        ),
         unknown_flags,
         notes,
     })

@@ -115,7 +115,7 @@ pub(super) fn evaluate(
         MaxModelLen::Tokens(n) => n,
         MaxModelLen::FromModel | MaxModelLen::Auto => model_max_len,
     };
-    if configured > model_max_len {
+    if configured > model_max_len && !cfg.allow_long_max_model_len {
         // vllm/config/model.py `_get_and_verify_max_len`: refused unless
         // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
         problems.push(format!(
@@ -456,7 +456,7 @@ fn render(
         model: ModelRef {
             id: spec.id.clone(),
             architecture: spec.architecture.clone(),
-            params: 0,
+            params: vramfit_model::layout::param_counts(spec).0,
         },
         verdict: if out.fails {
             Verdict::DoesNotFit
