@@ -5,6 +5,10 @@ read_file), as the team's data files do; what the copy confirms is in parenthese
 """
 
 EXTRA = {
+    "meta-llama/Llama-4-Maverick-17B-128E-Instruct": [
+        "code-index id 115210306 (TensorRT-LLM test LLAMA_4_MAVERICK_TWO_LAYER_CONFIG, a trimmed real config: "
+        "5120/8192/mlp 16384/40 heads/8 KV/head 128/128 experts top-1/interleave 2/max_position_embeddings "
+        "1048576/chunk 8192; vision 1408/5632/16 heads/336/14/projector 4096)"],
     "meta-llama/Meta-Llama-3-8B-Instruct": [
         "team model facts, Llama-3.1-8B note: 'Llama 3 (non-3.1) 8B: max_position_embeddings 8192, rope_scaling "
         "null' (../shared/data/catalog/model_catalog.jsonl)"],
@@ -135,7 +139,7 @@ RESOLVED = {
     "nvidia/Nemotron-H-8B-Base-8K": ["mamba_num_heads", "head_dim", "max_position_embeddings"],
     "tiiuae/Falcon-H1-7B-Instruct": ["all fields"],
     "tiiuae/falcon-7b": ["max_position_embeddings"],
-    "meta-llama/Llama-4-Scout-17B-16E-Instruct": [],
+    "meta-llama/Llama-4-Maverick-17B-128E-Instruct": ["max_position_embeddings"],
 }
 
 # Facts of added entries not seen in a verbatim copy (kept from model cards or the family's pattern).
