@@ -191,3 +191,41 @@ fn unknown_names_list_the_five_closest() {
     assert!(empty.to_string().contains("empty"));
     assert!(find_gpu_in(&[], "4090").is_err());
 }
+
+/// Device names exactly as real engine logs print them (../shared/data/dev/llamacpp_logs.dev.jsonl
+/// `gpus[].name`, vllm_logs.dev.jsonl) find the card they name, and memory engines saw there matches.
+#[test]
+fn names_printed_in_real_logs_find_their_card() {
+    let cases = [
+        ("NVIDIA GeForce RTX 3090 Ti", "rtx-3090-ti"),
+        ("NVIDIA GeForce RTX 3090", "rtx-3090"),
+        ("NVIDIA GeForce RTX 4080", "rtx-4080"),
+        ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+        ("NVIDIA GeForce RTX 5090", "rtx-5090"),
+        ("NVIDIA RTX A6000", "rtx-a6000"),
+        (
+            "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+            "rtx-pro-6000-blackwell",
+        ),
+        ("Tesla V100-PCIE-16GB", "v100-pcie-16gb"),
+        ("NVIDIA GeForce GTX 1080 Ti", "gtx-1080-ti"),
+        ("NVIDIA GeForce RTX 3070", "rtx-3070"),
+        ("NVIDIA L40S", "l40s"),
+        ("NVIDIA H20", "h20"),
+        ("NVIDIA A10G", "a10g"),
+    ];
+    for (name, want) in cases {
+        assert_eq!(id_of(name), want, "{name}");
+    }
+    // llama.cpp memory breakdown totals: GTX 1080 Ti 11165 MiB, RTX 3070 8192 MiB; vLLM: RTX PRO 6000 95.59 GiB.
+    assert_eq!(
+        find_gpu("NVIDIA GeForce GTX 1080 Ti").unwrap().memory_bytes >> 20,
+        11165
+    );
+    assert_eq!(
+        find_gpu("NVIDIA GeForce RTX 3070").unwrap().memory_bytes >> 20,
+        8192
+    );
+    let pro = find_gpu("NVIDIA RTX PRO 6000 Blackwell Workstation Edition").unwrap();
+    assert!((pro.memory_bytes as f64 / GIB - 95.59).abs() < 0.01);
+}
