@@ -73,7 +73,8 @@ add("microsoft/Phi-4-mini-instruct", ["Phi-4-mini", "phi4-mini"], "Phi-4 mini In
     dense("Phi3ForCausalLM", "phi3", 3072, 8192, 32, 24, 8, 200064, 131072, tie=True,
           rope_theta=10000.0, original_max_position_embeddings=4096, partial_rotary_factor=0.75,
           sliding_window=262144, rope_scaling=longrope),
-    3_800_000_000, None, "Phi-4-mini model card (3.8B)", "Tied embeddings; 200k vocabulary.")
+    3_836_021_760, None, "parameter count at a pinned revision (code-index id 67658155331)",
+    "Tied embeddings; 200k vocabulary.")
 
 # ---- DeepSeek -----------------------------------------------------------------------------
 add("deepseek-ai/DeepSeek-V3", ["DeepSeek-V3-0324", "DeepSeek-V3-Base", "deepseek-v3"], "DeepSeek-V3 671B",

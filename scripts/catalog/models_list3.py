@@ -47,7 +47,8 @@ add("ibm-granite/granite-3.1-8b-instruct", ["granite-3.1-8b-instruct", "granite-
     dense("GraniteForCausalLM", "granite", 4096, 12800, 40, 32, 8, 49155, 131072, tie=True,
           rope_theta=10000000.0, embedding_multiplier=12.0, attention_multiplier=0.0078125,
           residual_multiplier=0.22, logits_scaling=16.0),
-    8_170_864_640, None, "HF safetensors total 8,170,864,640 (code-index id 68624493177)",
+    8 * B, None, "model name (the 8,170,864,640 count seen in code-index id 68624493177 fits vocab 49159, "
+    "i.e. Granite 3.2/3.3; this config gives 8,170,848,256)",
     "Granite 3.0 8B: same widths, max_position_embeddings 4096.")
 add("ibm-granite/granite-3.1-3b-a800m-instruct",
     ["granite-3.1-3b-a800m-instruct", "granite-3.1-3b-a800m-base", "granite3.1-moe:3b"],

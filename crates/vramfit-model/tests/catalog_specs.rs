@@ -48,10 +48,12 @@ fn computed_parameters_agree_with_the_model_cards() {
 
 #[test]
 fn known_exact_counts_are_reproduced() {
-    // safetensors totals: Llama-3.1-8B 8,030,261,248; Pythia-2.8B 2,775,208,960 (paper table).
+    // safetensors totals: Llama-3.1-8B 8,030,261,248; Pythia-2.8B 2,775,208,960 (paper table);
+    // Phi-4-mini 3,836,021,760 (count at a pinned revision, code-index id 67658155331).
     for (id, exact) in [
         ("meta-llama/Llama-3.1-8B-Instruct", 8_030_261_248u64),
         ("EleutherAI/pythia-2.8b", 2_775_208_960),
+        ("microsoft/Phi-4-mini-instruct", 3_836_021_760),
     ] {
         let m = catalog::find_model(id).unwrap();
         let (total, _) = param_counts(&spec_from_config(&m.id, &m.config).unwrap());
