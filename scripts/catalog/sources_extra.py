@@ -109,6 +109,9 @@ EXTRA = {
         "rope 1e7/tied/vocab 49155)",
         "code-index id 70988719928 (same geometry)"],
     "ibm-granite/granite-3.1-8b-instruct": [
+        "code-index id 59383598976 (granite-3.1-8b-base test config: 4096/12800/40 layers/32 heads/8 KV/131072/"
+        "rope 1e7)",
+        "code-index id 61558565367 (GraniteForCausalLM config.json: multipliers 0.0078125/12.0/0.22/16.0, tied)",
         "code-index id 68624493177 (granite-3.1-8b-instruct: 40 layers, 4096, 12800, vocab 49155, "
         "8,170,864,640 parameters)"],
     "microsoft/Phi-4-mini-instruct": [
@@ -148,7 +151,7 @@ UNVERIFIED = {
     "Qwen/Qwen3-30B-A3B-Instruct-2507": ["max_position_embeddings 262144 (model card, not a config copy)"],
     "CohereForAI/c4ai-command-r7b-12-2024": ["max_position_embeddings 8192", "torch_dtype"],
     "CohereForAI/c4ai-command-r-plus": ["use_qk_norm (copies disagree)", "torch_dtype"],
-    "ibm-granite/granite-3.1-8b-instruct": ["num_attention_heads 32 / num_key_value_heads 8", "multipliers"],
+    "ibm-granite/granite-3.1-8b-instruct": ["vocab_size: copies say 49152 (3.1 base test), 49155, 49159 (3.3)"],
     "THUDM/GLM-Z1-32B-0414": ["intermediate_size 23040", "num_attention_heads 48", "max_position_embeddings"],
     "moonshotai/Kimi-K2-Instruct": ["rope_scaling factor 32", "max_position_embeddings 131072 (0905: 262144)"],
     "tiiuae/Falcon3-7B-Instruct": ["vocab_size: two public copies say 131080 for Falcon3-7B, this entry keeps 131072"],
