@@ -130,7 +130,7 @@ pub(super) fn evaluate(
                 problems.push(e.to_string());
                 fails = true;
                 pp_layer_ranges(spec.n_layer(), pp, None)
-                    .unwrap_or_else(|_| vec![0..spec.n_layer()])
+                    .unwrap_or_else(|_| std::iter::once(0..spec.n_layer()).collect())
             }
         };
     let first = gpus.first().cloned().unwrap_or(Gpu {
