@@ -404,7 +404,7 @@ fn parse_human_int(flag: &str, v: &str) -> Result<u64, EngineError> {
     };
     let x: f64 = num.parse().map_err(|_| bad())?;
     let n = x * mult;
-    if n.is_nan() || n < 1.0 || n > 1e12 || n.fract() != 0.0 {
+    if !(1.0..=1e12).contains(&n) || n.fract() != 0.0 {
         return Err(bad());
     }
     Ok(n as u64)
