@@ -16,12 +16,13 @@
 //! `graphics`, `gpu`, `generation`, `edition`) are dropped and `g`/`gib` after a number read as `gb`.
 //! 1. an id, name or alias whose tokens equal the query's wins;
 //! 2. else every entry whose tokens (plus its marketing size, `24 gb`) contain all the query's
-//!    tokens is a candidate, and the one with the fewest extra name tokens wins (`3090` → RTX 3090, not 3090 Ti; `3090 Ti` never matches
-//!    the RTX 3090). Ties go to the entry listed first in the catalog.
+//!    tokens is a candidate, and the one with the fewest extra name tokens wins (`3090` → RTX
+//!    3090, not 3090 Ti; `3090 Ti` never matches the RTX 3090). Ties go to the entry listed first
+//!    in the catalog (the RTX 4060 Ti 16 GB before the 8 GB card, which the driver names alike).
 //!
 //! A bare family name that covers several variants picks the most common variant because the
-//! catalog gives that variant the family name as an alias (`A100` → A100 80GB SXM4, `H100` →
-//! H100 SXM5, `V100` → V100 SXM2 32GB); see `catalog/gpus.json`.
+//! catalog gives that variant the family name as an alias (`A100` → A100-SXM4-80GB, `H100` →
+//! H100 80GB HBM3 (SXM5), `V100` → V100-SXM2-16GB, the AWS p3 card); see `catalog/gpus.json`.
 
 use super::{gpus, models, CatalogGpu, CatalogModel};
 use std::fmt;
