@@ -24,57 +24,79 @@ pub struct LinearFit {
     pub n: usize,
 }
 
-/// Ordinary least squares; `None` for fewer than 3 points or no spread in time.
-pub fn fit_line(points: impl Iterator<Item = (f64, f64)>) -> Option<LinearFit> {
-    // Shift by the first point to keep the sums well conditioned (t ~ 1e9 for Unix time).
-    let mut origin: Option<(f64, f64)> = None;
-    let (mut n, mut sx, mut sy, mut sxx, mut sxy, mut syy) = (0usize, 0.0, 0.0, 0.0, 0.0, 0.0);
-    let mut t_first = 0.0;
-    let mut t_last = 0.0;
-    for (t, y) in points {
-        let (t0, y0) = *origin.get_or_insert((t, y));
+/// Running sums for a least-squares line; points may come in any order.
+#[derive(Debug, Clone, Copy, Default)]
+struct LineSums {
+    /// The first point pushed: sums are kept relative to it so they stay well conditioned.
+    origin: Option<(f64, f64)>,
+    n: usize,
+    sx: f64,
+    sy: f64,
+    sxx: f64,
+    sxy: f64,
+    syy: f64,
+    t_min: f64,
+    t_max: f64,
+}
+
+impl LineSums {
+    fn push(&mut self, t: f64, y: f64) {
+        let (t0, y0) = *self.origin.get_or_insert((t, y));
         let (x, y) = (t - t0, y - y0);
-        if n == 0 {
-            t_first = t;
+        if self.n == 0 {
+            (self.t_min, self.t_max) = (t, t);
         }
-        t_last = t;
-        n += 1;
-        sx += x;
-        sy += y;
-        sxx += x * x;
-        sxy += x * y;
-        syy += y * y;
+        self.t_min = self.t_min.min(t);
+        self.t_max = self.t_max.max(t);
+        self.n += 1;
+        self.sx += x;
+        self.sy += y;
+        self.sxx += x * x;
+        self.sxy += x * y;
+        self.syy += y * y;
     }
-    if n < 3 {
-        return None;
+
+    fn fit(&self) -> Option<LinearFit> {
+        let (t0, y0) = self.origin?;
+        if self.n < 3 {
+            return None;
+        }
+        let nf = self.n as f64;
+        let vxx = self.sxx - self.sx * self.sx / nf;
+        let vxy = self.sxy - self.sx * self.sy / nf;
+        let vyy = self.syy - self.sy * self.sy / nf;
+        if vxx <= 0.0 {
+            return None;
+        }
+        let slope = vxy / vxx;
+        let ssr = (vyy - slope * vxy).max(0.0);
+        let r2 = if vyy > 0.0 {
+            (1.0 - ssr / vyy).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let slope_se = (ssr / (nf - 2.0).max(1.0) / vxx).sqrt();
+        let (mean_x, mean_y) = (self.sx / nf, self.sy / nf);
+        let fitted_now = y0 + mean_y + slope * ((self.t_max - t0) - mean_x);
+        Some(LinearFit {
+            slope,
+            slope_se,
+            fitted_now,
+            r2,
+            span_s: self.t_max - self.t_min,
+            n: self.n,
+        })
     }
-    let nf = n as f64;
-    let vxx = sxx - sx * sx / nf;
-    let vxy = sxy - sx * sy / nf;
-    let vyy = syy - sy * sy / nf;
-    if vxx <= 0.0 {
-        return None;
+}
+
+/// Ordinary least squares; `None` for fewer than 3 points or no spread in time. `fitted_now` is
+/// the line at the latest time.
+pub fn fit_line(points: impl Iterator<Item = (f64, f64)>) -> Option<LinearFit> {
+    let mut sums = LineSums::default();
+    for (t, y) in points {
+        sums.push(t, y);
     }
-    let slope = vxy / vxx;
-    let ssr = (vyy - slope * vxy).max(0.0);
-    let r2 = if vyy > 0.0 {
-        (1.0 - ssr / vyy).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let slope_se = (ssr / (nf - 2.0).max(1.0) / vxx).sqrt();
-    let (t0, y0) = origin.expect("n >= 3");
-    let mean_x = sx / nf;
-    let mean_y = sy / nf;
-    let fitted_now = y0 + mean_y + slope * ((t_last - t0) - mean_x);
-    Some(LinearFit {
-        slope,
-        slope_se,
-        fitted_now,
-        r2,
-        span_s: t_last - t_first,
-        n,
-    })
+    sums.fit()
 }
 
 /// Windows tried, shortest first (seconds back from now).
@@ -90,16 +112,27 @@ pub const TREND_R2: f64 = 0.9;
 /// and lowers the slope, so it stops the search. Without such a line, the fit over the shortest
 /// window with enough points.
 pub fn trend(series: &GpuSeries) -> Option<LinearFit> {
+    // One pass from the newest point back: the fit of each window is taken as the walk crosses
+    // its start, so a tick costs one walk over the history, not one per window.
     let now = series.now();
-    let oldest = series.points().next()?.t;
+    let mut sums = LineSums::default();
+    let mut fits = Vec::with_capacity(WINDOWS_S.len());
+    for p in series.points().rev() {
+        while fits.len() < WINDOWS_S.len() && p.t < now - WINDOWS_S[fits.len()] {
+            fits.push(sums.fit());
+        }
+        if fits.len() == WINDOWS_S.len() {
+            break;
+        }
+        sums.push(p.t, p.used as f64);
+    }
+    if fits.len() < WINDOWS_S.len() {
+        // The history ends inside this window: it is the longest one there is.
+        fits.push(sums.fit());
+    }
     let mut best: Option<LinearFit> = None;
     let mut fallback: Option<LinearFit> = None;
-    for w in WINDOWS_S {
-        let fit = fit_line(series.since(now - w).map(|p| (p.t, p.used as f64)));
-        let Some(fit) = fit else { continue };
-        if fit.n < 8 {
-            continue;
-        }
+    for fit in fits.into_iter().flatten().filter(|f| f.n >= 8) {
         fallback.get_or_insert(fit);
         let clean = fit.r2 >= TREND_R2 && fit.slope > 2.0 * fit.slope_se && fit.slope > 0.0;
         let agrees = best.is_none_or(|b| {
@@ -108,9 +141,6 @@ pub fn trend(series: &GpuSeries) -> Option<LinearFit> {
         if clean && agrees {
             best = Some(fit);
         } else if best.is_some() {
-            break;
-        }
-        if now - w <= oldest {
             break;
         }
     }

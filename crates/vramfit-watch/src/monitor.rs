@@ -110,8 +110,7 @@ impl Monitor {
                         .map(|c| (g.gpu, c)),
                 );
             }
-            w.forecast =
-                forecast::forecast(g.gpu, forecast::trend(&w.series).as_ref(), g.total_bytes);
+            w.forecast = forecast::forecast(g.gpu, w.series.trend().as_ref(), g.total_bytes);
             forecasts.push(w.forecast.clone());
             gpus.push(status(g));
         }

@@ -1,6 +1,8 @@
 //! A bounded history per GPU: what the detectors, the forecast and the chart read.
 
+use crate::forecast::{self, LinearFit};
 use crate::sample::GpuSample;
+use std::cell::OnceCell;
 use std::collections::VecDeque;
 
 /// One instant of one GPU, reduced to what is plotted and fitted.
@@ -22,6 +24,8 @@ pub struct GpuSeries {
     span_s: f64,
     max_points: usize,
     latest: GpuSample,
+    /// The trend fit of the current history, computed once per tick for all who ask.
+    trend: OnceCell<Option<LinearFit>>,
 }
 
 impl GpuSeries {
@@ -32,12 +36,14 @@ impl GpuSeries {
             span_s,
             max_points: max_points.max(2),
             latest: first.clone(),
+            trend: OnceCell::new(),
         };
         s.push(first);
         s
     }
 
     pub fn push(&mut self, g: &GpuSample) {
+        self.trend = OnceCell::new();
         let engine = g.engine.as_ref();
         self.points.push_back(Point {
             t: g.t,
@@ -73,6 +79,11 @@ impl GpuSeries {
             .get(i.saturating_sub(1))
             .map(|(_, p)| p.as_slice())
             .unwrap_or(&[])
+    }
+
+    /// The adaptive-window trend of [`forecast::trend`], cached until the next push.
+    pub fn trend(&self) -> Option<LinearFit> {
+        *self.trend.get_or_init(|| forecast::trend(self))
     }
 
     /// The most recent sample as it came, processes and engine included.

@@ -24,12 +24,12 @@ impl Detector for HeadroomDetector {
             return vec![];
         }
         let biggest = largest_process(series);
-        let others: u64 = g
+        let others = g
             .processes
             .iter()
             .filter(|p| Some(p.pid) != biggest.map(|b| b.pid))
             .map(|p| p.used_bytes)
-            .sum();
+            .fold(0u64, u64::saturating_add);
         let (cause, fix) = if others > g.total_bytes / 10 {
             (
                 Cause::OtherProcesses,

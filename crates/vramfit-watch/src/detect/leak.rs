@@ -30,7 +30,7 @@ fn still_climbing(f: &LinearFit) -> bool {
 impl Detector for LeakDetector {
     fn check(&mut self, series: &GpuSeries, cfg: &DetectConfig) -> Vec<Condition> {
         let total = series.total();
-        let fit = forecast::trend(series);
+        let fit = series.trend();
         self.active = match &fit {
             Some(f) if self.active => still_climbing(f),
             Some(f) => is_climb(f, total, cfg),
