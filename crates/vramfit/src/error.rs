@@ -13,7 +13,10 @@ pub struct CliError {
 impl CliError {
     /// Bad input: exit code 2.
     pub fn input(message: impl Into<String>) -> CliError {
-        CliError { message: message.into(), code: 2 }
+        CliError {
+            message: message.into(),
+            code: 2,
+        }
     }
 }
 

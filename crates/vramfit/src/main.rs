@@ -29,6 +29,10 @@ struct Cli {
 enum Command {
     /// Will this exact serving command fit? Paste it after `--`.
     Check(cmd::check::Args),
+    /// The best configurations that fit a GPU, ranked, as ready-to-run commands.
+    Fit(cmd::fit::Args),
+    /// Quant × GPU matrix of the largest context (or concurrency) that fits.
+    Table(cmd::table::Args),
     /// What is inside this model: attention layout, parameters, KV bytes per token, weight bytes.
     Inspect(cmd::inspect::Args),
     /// List the embedded catalogs of models and GPUs.
@@ -52,6 +56,8 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Check(a) => cmd::check::run(a),
+        Command::Fit(a) => cmd::fit::run(a),
+        Command::Table(a) => cmd::table::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Catalog(a) => cmd::catalog::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),

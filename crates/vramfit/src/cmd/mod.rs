@@ -3,6 +3,8 @@
 pub mod catalog;
 pub mod check;
 pub mod doctor;
+pub mod fit;
 pub mod inspect;
 pub mod snapshot;
+pub mod table;
 pub mod watch;
