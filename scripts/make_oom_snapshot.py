@@ -26,9 +26,10 @@ handler, so it shows the state right after the OOM.
 
 Scenario (device 0, a 24 GiB card, 600 MiB of non-PyTorch memory): 30 weight tensors of 400 MiB;
 eight 1 GiB activations allocated, then freed; eight 600 MiB tensors reuse (and split) those eight
-segments, leaving eight 424 MiB free fragments; a 256 MiB temporary allocated and freed; a 64 MiB
+segments, leaving eight 424 MiB free fragments; a 512 MiB temporary (too big for a fragment, so
+its own segment) allocated and freed; a 64 MiB
 buffer freed while another stream still uses it (record_stream: active_pending_free); a few small
-tensors in the small pool; then a 4 GiB request: no cached block fits, the 256 MiB segment is
+tensors in the small pool; then a 4 GiB request: no cached block fits, the 512 MiB segment is
 released, cudaMalloc still fails -> OOM. Free bytes (device free + cached fragments) exceed the
 request, but no single block does: fragmentation.
 """
@@ -222,7 +223,7 @@ def build():
         a.free(p, act_frames)
     for _ in range(8):
         a.malloc(600 * MiB, kv_frames)
-    tmp = a.malloc(256 * MiB, act_frames)
+    tmp = a.malloc(512 * MiB, act_frames)
     a.free(tmp, act_frames)
     side = a.malloc(64 * MiB, act_frames, stream=SIDE_STREAM)
     a.free(side, act_frames, pending=True)

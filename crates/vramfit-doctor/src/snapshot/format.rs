@@ -112,6 +112,7 @@ pub struct TraceEntry {
     pub stream: u64,
     /// Microseconds since the epoch (torch >= ~2.2).
     pub time_us: Option<i64>,
+    /// Stack site; recorded for `oom` entries only.
     pub site: Option<u32>,
 }
 
@@ -361,7 +362,11 @@ impl Reader<'_> {
         };
         let stream = opt_int(p, v, &at, "stream")?.unwrap_or(0) as u64;
         let time_us = opt_int(p, v, &at, "time_us")?.map(|t| t as i64);
-        let site = p.get(v, "frames").and_then(|f| self.site(f));
+        // Only the OOM's stack is reported; naming every entry's site would cost most of the time.
+        let site = match action {
+            Action::Oom => p.get(v, "frames").and_then(|f| self.site(f)),
+            _ => None,
+        };
         Ok(TraceEntry {
             action,
             action_name: action_name.to_string(),
@@ -408,7 +413,7 @@ fn site_label(p: &Pickle, frames: Value) -> Option<String> {
         let name = p.get(f, "name").and_then(|v| p.as_str(v)).unwrap_or("");
         Some((filename, line, name))
     };
-    let is_py = |f: &str| f.to_ascii_lowercase().ends_with(".py");
+    let is_py = |f: &str| f.len() >= 3 && f.as_bytes()[f.len() - 3..].eq_ignore_ascii_case(b".py");
     let in_torch = |f: &str| f.contains("/torch/") || f.contains("\\torch\\");
     // The traceback gatherer and the allocator itself (memory_snapshot.cpp, CapturedTraceback.cpp,
     // CUDACachingAllocator.cpp) top every C++ stack and name no caller.
