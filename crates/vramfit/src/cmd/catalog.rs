@@ -168,8 +168,8 @@ fn models_table(rows: &[ModelRow]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{:<48} {:<12} {:>6} {:>13} {:>13}  {}",
-        "model", "model_type", "layers", "params", "card", "attention"
+        "{:<48} {:<12} {:>6} {:>13} {:>13}  attention",
+        "model", "model_type", "layers", "params", "card"
     );
     for r in rows {
         let m = r.model;
@@ -214,8 +214,8 @@ fn gpus_table(list: &[&CatalogGpu]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{:<52} {:>11} {:>10} {:>7}  {}",
-        "GPU", "memory GiB", "GB/s", "cc", "formats"
+        "{:<52} {:>11} {:>10} {:>7}  formats",
+        "GPU", "memory GiB", "GB/s", "cc"
     );
     for g in list {
         let mem = format!(
