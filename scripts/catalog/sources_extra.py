@@ -5,6 +5,10 @@ read_file), as the team's data files do; what the copy confirms is in parenthese
 """
 
 EXTRA = {
+    "Qwen/Qwen3-235B-A22B": [
+        "code-index id 22176531064 (Qwen3MoeForCausalLM config, transformers 4.51.0: 4096/12288/moe 1536/94 layers/"
+        "64 heads/4 KV/head 128/128 experts top-8/max_position_embeddings 40960/rope 1e6)",
+        "code-index id 9990193600 (Qwen3-235B-A22B: 94/64/4/128/4096/40960)"],
     "meta-llama/Llama-4-Maverick-17B-128E-Instruct": [
         "code-index id 115210306 (TensorRT-LLM test LLAMA_4_MAVERICK_TWO_LAYER_CONFIG, a trimmed real config: "
         "5120/8192/mlp 16384/40 heads/8 KV/head 128/128 experts top-1/interleave 2/max_position_embeddings "
@@ -143,6 +147,7 @@ RESOLVED = {
     "tiiuae/Falcon-H1-7B-Instruct": ["all fields"],
     "tiiuae/falcon-7b": ["max_position_embeddings"],
     "meta-llama/Llama-4-Maverick-17B-128E-Instruct": ["max_position_embeddings"],
+    "Qwen/Qwen3-235B-A22B": ["max_position_embeddings"],
 }
 
 # Facts of added entries not seen in a verbatim copy (kept from model cards or the family's pattern).
