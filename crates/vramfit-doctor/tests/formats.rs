@@ -230,3 +230,22 @@ fn hostile_inputs_stay_bounded() {
     let _ = diagnose(&noise);
     assert!(start.elapsed().as_secs() < 60, "took {:?}", start.elapsed());
 }
+
+#[test]
+fn weights_messages_and_other_backends() {
+    // vLLM's load_model message wraps the allocator error on one line (gpu_model_runner.py)
+    let d = diagnose("(EngineCore pid=36704) ERROR 04-07 15:58:28 [gpu_model_runner.py:4818] Failed to load model - not enough GPU memory. Try lowering --gpu-memory-utilization to free memory for weights, increasing --tensor-parallel-size, or using --quantization. (original error: CUDA out of memory. Tried to allocate 112.00 MiB. GPU 0 has a total capacity of 31.36 GiB of which 90.00 MiB is free.)");
+    assert_eq!(d.cause, Cause::WeightsDoNotFit);
+    assert_eq!(fix(&d, "--tensor-parallel-size"), Some("2"));
+    // the same message followed by the traceback's torch error: the phase carries it
+    let d = diagnose("ERROR Failed to load model - not enough GPU memory.\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 100.00 MiB. GPU 0 has a total capacity of 23.52 GiB of which 20.00 MiB is free. Including non-PyTorch memory, this process has 23.49 GiB memory in use. Of the allocated memory 23.10 GiB is allocated by PyTorch, and 10.00 MiB is reserved by PyTorch but unallocated.");
+    assert_eq!(d.cause, Cause::WeightsDoNotFit);
+    // Vulkan and Metal device OOMs are read as device OOMs, not ignored
+    let d = diagnose("llama-server -m m.gguf -ngl 40\nggml_vulkan: Device memory allocation of size 1073741824 failed.\nggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory");
+    assert_eq!(d.cause, Cause::ActivationPeak);
+    assert_eq!(fix(&d, "-ngl"), Some("35"));
+    assert_eq!(
+        diagnose("NVRM: Xid (PCI:0000:01:00): 79, pid=1234, GPU has fallen off the bus.").cause,
+        Cause::NotOom
+    );
+}

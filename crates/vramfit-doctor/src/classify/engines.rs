@@ -627,6 +627,7 @@ pub(crate) fn not_oom(kind: NotOomKind) -> Finding {
         NotOomKind::StreamCapture => ("An operation not allowed during CUDA-graph capture failed: a capture bug, not a lack of memory.", Fix::flag("--enforce-eager", "", "run without CUDA graphs")),
         NotOomKind::SharedMemory => ("Shared memory (/dev/shm) ran out: the container's shm is too small, GPU memory is fine.", Fix::action("run the container with --ipc=host or a larger --shm-size")),
         NotOomKind::DeviceAssert => ("A device-side assert (e.g. a token id out of range), not a lack of memory.", Fix::flag("CUDA_LAUNCH_BLOCKING", 1, "locate the assert")),
+        NotOomKind::DeviceLost => ("The GPU stopped responding (Xid / fallen off the bus): a hardware, power or driver fault, not a lack of memory.", Fix::action("check `dmesg` for NVRM Xid errors, power and cooling; reset the GPU")),
         NotOomKind::ProfilingAssertEqual => ("vLLM's profiling assertion fired with identical free memory before and after: a vLLM bug (fixed by PR #33358), not another process and not a lack of memory.", Fix::action("upgrade vLLM to a release with PR #33358")),
     };
     Finding::new(Cause::NotOom, 0.75, summary).fix(fix)

@@ -311,6 +311,11 @@ fn rule(ctx: &Context) -> Finding {
         | LogEvent::LlamaWeightsAllocFailed { .. }
         | LogEvent::LlamaKvAllocFailed
         | LogEvent::LlamaComputeAllocFailed => engines::llama(ctx),
+        LogEvent::WeightsTooLarge => engines::weights(
+            ctx,
+            "The engine reports that the model's weights do not fit in the GPU memory it may use."
+                .to_string(),
+        ),
         LogEvent::SglangNotEnoughMemory
         | LogEvent::SglangReqSlots
         | LogEvent::SglangCaptureFailed { .. }

@@ -220,6 +220,19 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
 fn runtime(ctx: &Context, head: &str) -> Finding {
     let s = ctx.settings;
     match ctx.engine {
+        // llama.cpp reserves its compute graph at load; a later device OOM comes from buffers
+        // outside that reservation (cuBLAS/pool growth for larger batches, Ollama's layer
+        // estimate leaving too little room): the activation side, fixed by fewer GPU layers or
+        // a smaller micro-batch.
+        Engine::LlamaCpp | Engine::Ollama => {
+            let mut f = Finding::new(Cause::ActivationPeak, 0.45, format!("{head}: after loading, a buffer outside llama.cpp's reserved compute graph (batch workspace) did not fit next to the weights and KV cache."));
+            f = match (ctx.engine, s.n_gpu_layers.filter(|n| *n > 1)) {
+                (Engine::Ollama, _) => f.fix(Fix::flag("num_gpu", "fewer", "Ollama option: fewer layers on the GPU leaves room for the buffers (or set OLLAMA_GPU_OVERHEAD)")),
+                (_, Some(n)) => f.fix(Fix::flag("-ngl", n - n / 8, format!("about 1/8 fewer GPU layers than {n}"))),
+                _ => f.fix(Fix::flag("-ngl", "fewer", "fewer GPU layers leaves room for the buffers")),
+            };
+            f.fix(Fix::flag("-ub", pow2_floor(s.n_ubatch.unwrap_or(512) / 2).max(32), "a smaller micro-batch shrinks the workspaces"))
+        }
         Engine::Vllm | Engine::Sglang | Engine::Tgi => {
             let mut f = Finding::new(Cause::Concurrency, 0.5, format!("{head} at run time: requests in flight (and their prefill/sampling buffers) needed more than the memory left outside the engine's budget."));
             let seqs = s.max_num_seqs.or(s.max_running_requests);

@@ -19,6 +19,12 @@ fn re(s: &str) -> Regex {
 // ggml/src/ggml-cuda/ggml-cuda.cu ggml_backend_cuda_buffer_type_alloc_buffer (HIP builds: hipMalloc)
 static CUDA_MALLOC: LazyLock<Regex> =
     LazyLock::new(|| re(r"allocating ([\d.]+) MiB on device (\d+): (?:cuda|hip)Malloc failed"));
+// ggml/src/ggml-metal: "ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer, size = X MiB"
+static METAL_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer, size =\s*([\d.]+) MiB",
+    )
+});
 // ggml/src/ggml-alloc.c ggml_gallocr_reserve_n / alloc_tensor_range
 static GALLOCR: LazyLock<Regex> = LazyLock::new(|| {
     re(r"ggml_gallocr_reserve_n(?:_impl)?: failed to allocate (\S+) buffer of size (\d+)")
@@ -74,6 +80,14 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         if let Some(bytes) = mib(&c[1]) {
             out.push(LogEvent::GgmlAllocFailed {
                 device: Some(format!("CUDA{}", &c[2])),
+                bytes,
+            });
+        }
+    }
+    if let Some(c) = METAL_ALLOC.captures(line) {
+        if let Some(bytes) = mib(&c[1]) {
+            out.push(LogEvent::GgmlAllocFailed {
+                device: Some("Metal".to_string()),
                 bytes,
             });
         }

@@ -79,6 +79,8 @@ pub enum NotOomKind {
     DeviceAssert,
     /// vLLM's profiling assertion when free memory did not change (vLLM PR #33358)
     ProfilingAssertEqual,
+    /// the GPU stopped answering (NVIDIA Xid 79 "fallen off the bus")
+    DeviceLost,
 }
 
 /// One fact read from the log.
@@ -151,6 +153,9 @@ pub enum LogEvent {
     /// vLLM: `Model loading took X GiB`
     VllmWeightsLoaded { bytes: u64 },
 
+    /// the engine says the weights do not fit (vLLM's load_model message, accelerate's
+    /// "enough GPU RAM to fit the quantized model")
+    WeightsTooLarge,
     /// SGLang: `Not enough memory. Please try to increase --mem-fraction-static.`
     SglangNotEnoughMemory,
     /// SGLang: `alloc_req_slots runs out of memory`

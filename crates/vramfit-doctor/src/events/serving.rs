@@ -70,6 +70,11 @@ static CONCURRENCY: LazyLock<Regex> =
 static WEIGHTS: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?:Model loading|Loading model weights) took ([\d.]+) ?Gi?B"));
 
+// vllm/v1/worker/gpu_model_runner.py load_model (vllm PR #5714 and later); accelerate's
+// quantizer check (transformers/quantizers, "enough GPU RAM to fit the quantized model")
+static WEIGHTS_TOO_LARGE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"Failed to load model - not enough GPU memory|enough GPU RAM to fit the quantized model")
+});
 // sglang/srt/model_executor/model_runner.py
 static SGLANG_NOT_ENOUGH: LazyLock<Regex> =
     LazyLock::new(|| re(r"Not enough memory\. Please try to increase --mem-fraction-static"));
@@ -251,6 +256,10 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         if let Some(bytes) = gib(&c[1]) {
             out.push(LogEvent::VllmWeightsLoaded { bytes });
         }
+    }
+    if WEIGHTS_TOO_LARGE.is_match(line) {
+        out.push(LogEvent::Phase(Phase::WeightLoading));
+        out.push(LogEvent::WeightsTooLarge);
     }
     if SGLANG_NOT_ENOUGH.is_match(line) {
         out.push(LogEvent::SglangNotEnoughMemory);

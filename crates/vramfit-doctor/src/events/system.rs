@@ -24,9 +24,8 @@ static EXIT_137: LazyLock<Regex> = LazyLock::new(|| {
 });
 // a shell's `Killed` alone, after a progress bar (`...it]Killed`), or bash's job report
 // (`line 28:  7 Killed   cmd`); Go's os/exec `signal: killed` (Ollama)
-static SIGKILL: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"^\s*Killed\s*$|\]Killed\s*$|: line \d+:\s+\d+ Killed\s|signal: killed")
-});
+static SIGKILL: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^\s*Killed\s*$|\]Killed\s*$|: line \d+:\s+\d+ Killed\s|signal: killed"));
 // ray/_private/worker.py message for a worker killed by the OOM killer
 static RAY: LazyLock<Regex> = LazyLock::new(|| {
     re(r"killed by SIGKILL by OOM killer|killed by the OOM killer|Ray OOM killer")
@@ -45,7 +44,7 @@ static MMAP: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 // Lookalikes: failures that are not a lack of GPU capacity (research/torch_snapshot.md catalog)
-static NOT_OOM: LazyLock<[(Regex, NotOomKind); 5]> = LazyLock::new(|| {
+static NOT_OOM: LazyLock<[(Regex, NotOomKind); 6]> = LazyLock::new(|| {
     [
         (
             re(r"illegal memory access was encountered|cudaErrorIllegalAddress|misaligned address"),
@@ -71,6 +70,7 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 5]> = LazyLock::new(|| {
             re(r"device-side assert triggered"),
             NotOomKind::DeviceAssert,
         ),
+        (re(r"fallen off the bus|NVRM: Xid"), NotOomKind::DeviceLost),
     ]
 });
 static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
