@@ -160,6 +160,8 @@ fn host_memory_family() {
         "RuntimeError: [enforce fail at alloc_cpu.cpp:81] data. DefaultCPUAllocator: not enough memory: you tried to allocate 238551040 bytes.",
         "Loading checkpoint shards:  75%|#######5  | 3/4 [00:08<00:02,  2.83s/it]Killed",
         "time=2024-05-01 level=ERROR msg=\"error loading llama server\" error=\"llama runner process has terminated: signal: killed\"",
+        // ollama#12634: the CPU buffer is host RAM even though the message is llama.cpp's weights one
+        "ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 437944320\nalloc_tensor_range: failed to allocate CPU buffer of size 437944320\nllama_model_load: error loading model: unable to allocate CPU buffer",
     ] {
         assert_eq!(diagnose(log).cause, Cause::HostMemory, "{log}");
     }

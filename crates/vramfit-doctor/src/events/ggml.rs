@@ -64,6 +64,11 @@ static PIPELINE: LazyLock<Regex> =
 static OLLAMA_SYSTEM: LazyLock<Regex> =
     LazyLock::new(|| re(r"model requires more system memory \(SIZE\) than is available \(SIZE\)"));
 
+/// ggml buffer types that live in host RAM: `CPU`, `CPU_Mapped`, `CUDA_Host` (pinned), ...
+fn is_host(buffer_type: &str) -> bool {
+    buffer_type.starts_with("CPU") || buffer_type.ends_with("_Host")
+}
+
 /// Read llama.cpp / Ollama events on one line.
 pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
     if !(line.contains("buffer")
@@ -102,19 +107,28 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Phase(Phase::ComputeReserve));
     }
     if let Some(c) = TENSOR_RANGE.captures(line) {
-        if let Ok(bytes) = c[2].parse() {
-            out.push(LogEvent::GgmlAllocFailed {
-                device: Some(c[1].to_string()),
-                bytes,
-            });
-        }
-        out.push(LogEvent::LlamaWeightsAllocFailed {
-            device: Some(c[1].to_string()),
-        });
-    } else if let Some(c) = UNABLE_BUFFER.captures(line) {
-        if line.contains("load") {
+        let bytes = c[2].parse().ok();
+        if is_host(&c[1]) {
+            out.push(LogEvent::HostAllocFailed { requested: bytes });
+        } else {
+            if let Some(bytes) = bytes {
+                out.push(LogEvent::GgmlAllocFailed {
+                    device: Some(c[1].to_string()),
+                    bytes,
+                });
+            }
             out.push(LogEvent::LlamaWeightsAllocFailed {
                 device: Some(c[1].to_string()),
+            });
+        }
+    } else if let Some(c) = UNABLE_BUFFER.captures(line) {
+        if line.contains("load") {
+            out.push(if is_host(&c[1]) {
+                LogEvent::HostAllocFailed { requested: None }
+            } else {
+                LogEvent::LlamaWeightsAllocFailed {
+                    device: Some(c[1].to_string()),
+                }
             });
         }
     }
