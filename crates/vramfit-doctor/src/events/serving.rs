@@ -111,6 +111,7 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("in determine_available_memory", Phase::Profiling),
     ("in determine_num_available_blocks", Phase::Profiling),
     ("Memory profiling takes", Phase::Profiling),
+    ("Starting profile run", Phase::Profiling),
     ("Starting to load model", Phase::WeightLoading),
     ("Loading safetensors checkpoint", Phase::WeightLoading),
     ("Loading checkpoint shards", Phase::WeightLoading),

@@ -92,7 +92,7 @@ static ASYNC_FIELD: LazyLock<Regex> = LazyLock::new(|| {
 // raw driver/runtime errors (CUDA, cuBLAS, HIP, Vulkan, Metal): memory taken outside the allocator
 static RAW: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|hipErrorOutOfMemory|CUDA_ERROR_OUT_OF_MEMORY|HIP error: out of memory|ErrorOutOfDeviceMemory|VK_ERROR_OUT_OF_DEVICE_MEMORY|kIOGPUCommandBufferCallbackErrorOutOfMemory",
+        r"(?i:CUDA error: out of memory)|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|hipErrorOutOfMemory|CUDA_ERROR_OUT_OF_MEMORY|HIP error: out of memory|ErrorOutOfDeviceMemory|VK_ERROR_OUT_OF_DEVICE_MEMORY|kIOGPUCommandBufferCallbackErrorOutOfMemory",
     )
 });
 
