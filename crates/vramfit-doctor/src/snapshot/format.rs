@@ -406,25 +406,28 @@ impl Reader<'_> {
 /// `file:line (function)` of the frame that best names who allocated (see [`Reader::site`]).
 fn site_label(p: &Pickle, frames: Value) -> Option<String> {
     let items = p.as_seq(p.unwrap(frames))?;
-    let parts = |f: Value| -> Option<(&str, i128, &str)> {
-        let f = p.unwrap(f);
-        let filename = p.get(f, "filename").and_then(|v| p.as_str(v)).unwrap_or("");
-        let line = p.get(f, "line").and_then(|v| p.as_int(v)).unwrap_or(0);
-        let name = p.get(f, "name").and_then(|v| p.as_str(v)).unwrap_or("");
-        Some((filename, line, name))
+    let text = |f: Value, key: &str| -> &str {
+        p.get(p.unwrap(f), key)
+            .and_then(|v| p.as_str(v))
+            .unwrap_or("")
     };
     let is_py = |f: &str| f.len() >= 3 && f.as_bytes()[f.len() - 3..].eq_ignore_ascii_case(b".py");
     let in_torch = |f: &str| f.contains("/torch/") || f.contains("\\torch\\");
     // The traceback gatherer and the allocator itself (memory_snapshot.cpp, CapturedTraceback.cpp,
     // CUDACachingAllocator.cpp) top every C++ stack and name no caller.
     let machinery = |n: &str| MACHINERY.iter().any(|m| n.contains(m));
-    let all: Vec<_> = items.iter().filter_map(|f| parts(*f)).collect();
-    let chosen = all
-        .iter()
-        .find(|(f, _, _)| is_py(f) && !in_torch(f))
-        .or_else(|| all.iter().find(|(f, _, _)| is_py(f)))
-        .or_else(|| all.iter().find(|(_, _, n)| !n.is_empty() && !machinery(n)))?;
-    let (f, l, n) = chosen;
+    let frames = || items.iter().copied();
+    let chosen = frames()
+        .find(|f| is_py(text(*f, "filename")) && !in_torch(text(*f, "filename")))
+        .or_else(|| frames().find(|f| is_py(text(*f, "filename"))))
+        .or_else(|| {
+            frames().find(|f| !text(*f, "name").is_empty() && !machinery(text(*f, "name")))
+        })?;
+    let (f, n) = (text(chosen, "filename"), text(chosen, "name"));
+    let l = p
+        .get(p.unwrap(chosen), "line")
+        .and_then(|v| p.as_int(v))
+        .unwrap_or(0);
     Some(format!("{f}:{l} ({n})"))
 }
 

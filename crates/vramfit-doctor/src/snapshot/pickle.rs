@@ -265,7 +265,8 @@ pub fn read_with_limits(data: &[u8], limits: Limits) -> Result<Pickle, PickleErr
         nodes: Vec::new(),
         stack: Vec::new(),
         marks: Vec::new(),
-        memo: HashMap::new(),
+        memo: Vec::new(),
+        sparse_memo: HashMap::new(),
         protocol: 0,
     }
     .run()
@@ -280,7 +281,10 @@ struct Machine<'a> {
     stack: Vec<Value>,
     /// Stack lengths at each open MARK.
     marks: Vec<usize>,
-    memo: HashMap<u64, Value>,
+    /// Memo keys 0, 1, 2, ... (what MEMOIZE and sequential BINPUTs write) live in `memo`;
+    /// out-of-order keys in `sparse_memo`. The two never share a key.
+    memo: Vec<Value>,
+    sparse_memo: HashMap<u64, Value>,
     protocol: u8,
 }
 
@@ -415,21 +419,34 @@ impl<'a> Machine<'a> {
 
     fn memo_put(&mut self, key: u64) -> Step<()> {
         let v = self.top(b'p')?;
-        if self.memo.len() >= self.limits.max_memo && !self.memo.contains_key(&key) {
+        let dense = self.memo.len() as u64;
+        if key < dense {
+            self.memo[key as usize] = v;
+            return Ok(());
+        }
+        let in_sparse = self.sparse_memo.contains_key(&key);
+        if !in_sparse && self.memo.len() + self.sparse_memo.len() >= self.limits.max_memo {
             return Err(PickleErrorKind::Limit {
                 what: "memo",
                 limit: self.limits.max_memo,
             });
         }
-        self.memo.insert(key, v);
+        if key == dense && !in_sparse {
+            self.memo.push(v);
+        } else {
+            self.sparse_memo.insert(key, v);
+        }
         Ok(())
     }
 
     fn memo_get(&mut self, key: u64) -> Step<()> {
-        let v = *self
-            .memo
-            .get(&key)
-            .ok_or(PickleErrorKind::MissingMemo(key))?;
+        let v = match usize::try_from(key).ok().and_then(|k| self.memo.get(k)) {
+            Some(v) => *v,
+            None => *self
+                .sparse_memo
+                .get(&key)
+                .ok_or(PickleErrorKind::MissingMemo(key))?,
+        };
         self.push(v)
     }
 
@@ -697,7 +714,8 @@ impl<'a> Machine<'a> {
                 self.set_items(target, items, op)?;
             }
             0x94 => {
-                let key = self.memo.len() as u64;
+                // MEMOIZE stores under the memo's size (CPython Lib/pickle.py `memoize`)
+                let key = (self.memo.len() + self.sparse_memo.len()) as u64;
                 self.memo_put(key)?;
             }
             b'q' => {
