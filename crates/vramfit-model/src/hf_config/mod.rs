@@ -303,7 +303,8 @@ fn arch_flags(cfg: &Cfg, mt: &str) -> ArchFlags {
             "qwen3" | "qwen3_moe" | "qwen3_next" | "gemma3" | "gemma3_text" | "olmo2"
         ) || cfg.bool("use_qk_norm").unwrap_or(false),
         norm_bias: matches!(mt, "gpt_neox" | "falcon" | "starcoder2"),
-        gated_mlp: !matches!(mt, "gpt_neox" | "falcon" | "starcoder2"),
+        // Nemotron-H uses a relu² MLP without a gate (modeling_nemotron_h.py)
+        gated_mlp: !matches!(mt, "gpt_neox" | "falcon" | "starcoder2" | "nemotron_h"),
         post_norms: matches!(mt, "gemma2" | "gemma3" | "gemma3_text" | "glm4" | "olmo2"),
         parallel_block: matches!(mt, "gpt_neox" | "falcon" | "cohere" | "cohere2")
             && cfg.bool("use_parallel_residual").unwrap_or(true)
