@@ -840,6 +840,21 @@ mod tests {
     }
 
     #[test]
+    fn out_of_order_memo_keys_resolve() {
+        // hand-written protocol 2: x = 'a' under key 5, y = 'b' under key 0, [x, y, x]
+        let p = read(b"\x80\x02(X\x01\x00\x00\x00aq\x05X\x01\x00\x00\x00bq\x00h\x05l.").unwrap();
+        let items = p.as_seq(p.root()).unwrap();
+        let texts: Vec<_> = items.iter().map(|v| p.as_str(*v).unwrap()).collect();
+        assert_eq!(texts, ["a", "b", "a"]);
+        // MEMOIZE after a sparse key stores under the memo's size (2 here), as CPython does
+        let p =
+            read(b"\x80\x04(\x8c\x01a\x94\x8c\x01bq\x07\x8c\x01c\x94h\x02h\x07h\x00l.").unwrap();
+        let items = p.as_seq(p.root()).unwrap();
+        let texts: Vec<_> = items.iter().map(|v| p.as_str(*v).unwrap()).collect();
+        assert_eq!(texts, ["a", "b", "c", "c", "b", "a"]);
+    }
+
+    #[test]
     fn nesting_depth_is_capped() {
         let mut data = vec![0x80, 0x04];
         data.extend(std::iter::repeat(b'(').take(5000));
