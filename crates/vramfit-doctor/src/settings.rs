@@ -327,14 +327,20 @@ pub fn read_settings(text: &str) -> EchoedSettings {
                 }
             }
         }
-        if let Some(c) = VERSION.captures(line) {
+        let versioned = line.contains("version")
+            || line.contains("engine (v")
+            || line.contains("sglang==")
+            || line.contains("build: ");
+        if let Some(c) = versioned.then(|| VERSION.captures(line)).flatten() {
             if let Some(v) = c.get(1).or(c.get(2)).or(c.get(3)) {
                 s.engine_version = Some(v.as_str().chars().take(40).collect());
             }
         }
         // PyTorch's OOM hint names the setting; only an echoed environment counts
-        let hint = line.contains("out of memory") || line.contains("try setting");
-        if let Some(c) = ALLOC_CONF.captures(line).filter(|_| !hint) {
+        let hint = !line.contains("ALLOC_CONF")
+            || line.contains("out of memory")
+            || line.contains("try setting");
+        if let Some(c) = (!hint).then(|| ALLOC_CONF.captures(line)).flatten() {
             s.expandable_segments = Some(matches!(&c[1], "True" | "true" | "1"));
         }
     }

@@ -10,6 +10,9 @@ mod serving;
 mod system;
 mod torch;
 
+use std::sync::LazyLock;
+
+use regex::Regex;
 use serde::Serialize;
 
 pub use torch::TorchOom;
@@ -266,6 +269,67 @@ pub(crate) fn clip(line: &str) -> &str {
     &line[..end]
 }
 
+/// Words that every message we read contains at least one of (checked case-insensitively).
+/// One pass of this set over a line decides whether the per-family readers run at all, which
+/// keeps an 8 MiB log of ordinary INFO lines cheap.
+const KEYWORDS: &[&str] = &[
+    "memory",
+    "alloc",
+    "mib",
+    "gib",
+    "killed",
+    "oom",
+    "137",
+    "captur",
+    "cudagraph",
+    "graph",
+    "profil",
+    "sampler",
+    "load",
+    "kv",
+    "buffer",
+    "offload",
+    "pipeline",
+    "startup complete",
+    "uvicorn",
+    "listening",
+    "throughput",
+    "concurrency",
+    "nccl",
+    "illegal",
+    "misaligned",
+    "/dev/shm",
+    "bus error",
+    "device-side assert",
+    "xid",
+    "fallen off",
+    "fragment",
+    "unallocated",
+    "mmap",
+    "bad_alloc",
+    "connection closed",
+    "out of",
+    "would exceed",
+    "cublas",
+    "cudaerror",
+    "hiperror",
+    "cuda_error",
+    "vk_error",
+    "kiogpu",
+    "warmup",
+    "slots",
+    "mem-fraction",
+    "gpu ram",
+    "_init_cache",
+    "determine_",
+    "checkpoint",
+];
+
+static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {
+    let alternation: Vec<String> = KEYWORDS.iter().map(|k| regex::escape(k)).collect();
+    Regex::new(&format!("(?i){}", alternation.join("|"))).expect("static regex")
+});
+
 /// Read every event in `text`, in order of appearance.
 pub fn read_events(text: &str) -> Vec<Located> {
     let lines: Vec<&str> = text.lines().map(clip).collect();
@@ -273,6 +337,9 @@ pub fn read_events(text: &str) -> Vec<Located> {
     for (i, line) in lines.iter().enumerate() {
         if out.len() >= MAX_EVENTS {
             break;
+        }
+        if !ANY_KEYWORD.is_match(line) {
+            continue;
         }
         let mut found = Vec::new();
         // Order within a line: raw allocator errors first, then the engine message that
