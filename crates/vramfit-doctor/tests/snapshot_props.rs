@@ -161,7 +161,7 @@ proptest! {
             any::<u8>().prop_map(|k| vec![b'h', k % 8]),
             any::<u8>().prop_map(|k| vec![b'q', k % 8]),
             any::<u8>().prop_map(|k| vec![b'K', k]),
-            (0u8..4).prop_map(|n| { let mut v = vec![0x8c, n]; v.extend(std::iter::repeat(b'x').take(n as usize)); v }),
+            (0u8..4).prop_map(|n| { let mut v = vec![0x8c, n]; v.extend(std::iter::repeat_n(b'x', n as usize)); v }),
             prop::collection::vec(any::<u8>(), 1..4),
         ],
         0..64,

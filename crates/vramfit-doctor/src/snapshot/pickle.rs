@@ -496,7 +496,7 @@ impl<'a> Machine<'a> {
     }
 
     fn set_items(&mut self, target: Value, items: Vec<Value>, op: u8) -> Step<()> {
-        if items.len() % 2 != 0 {
+        if items.len() % 2 == 1 {
             return Err(PickleErrorKind::StackUnderflow(op));
         }
         let pairs = items.chunks_exact(2).map(|kv| (kv[0], kv[1]));
@@ -857,7 +857,7 @@ mod tests {
     #[test]
     fn nesting_depth_is_capped() {
         let mut data = vec![0x80, 0x04];
-        data.extend(std::iter::repeat(b'(').take(5000));
+        data.extend(std::iter::repeat_n(b'(', 5000));
         let e = read(&data).unwrap_err();
         assert!(
             matches!(
