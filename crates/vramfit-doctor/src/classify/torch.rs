@@ -211,6 +211,12 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
         Some(Phase::WeightLoading) => engines::weights(ctx, format!("{head} while loading the weights: the model does not fit on the GPUs given.")),
         Some(Phase::KvAllocation) => Finding::new(Cause::KvCache, 0.6, format!("{head} while allocating the KV cache.")).fix(Fix::action("lower the context length (max_model_len / -c) or the memory fraction given to the KV cache")),
         Some(Phase::ComputeReserve) => engines::activation(ctx, format!("{head} while reserving compute buffers.")),
+        // vLLM sleep mode frees its weights/KV while asleep and maps the same sizes back on
+        // wake_up (vllm/device_allocator/cumem.py); failing there means another process (the
+        // colocated trainer) took that memory in the meantime.
+        Some(Phase::WakeUp) => Finding::new(Cause::OtherProcesses, 0.7, format!("{head} while vLLM woke from sleep mode: the memory it released while asleep was taken by another process (a colocated trainer) before it could map it back."))
+            .fix(Fix::flag("--gpu-memory-utilization", ctx.utilization().map_or("lower".to_string(), |u| format!("{:.2}", u - 0.1)), "a smaller vLLM share leaves the trainer its peak"))
+            .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM")),
         Some(Phase::Serving) | None => runtime(ctx, head),
     }
 }

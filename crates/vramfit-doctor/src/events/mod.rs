@@ -42,6 +42,8 @@ pub enum Phase {
     CudaGraphCapture,
     /// start-up finished; serving requests
     Serving,
+    /// vLLM sleep mode waking up: re-mapping the memory it released while asleep
+    WakeUp,
 }
 
 /// Which kind of llama.cpp buffer a `... buffer size = X MiB` line reports.

@@ -120,6 +120,8 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("in initialize_kv_cache", Phase::KvAllocation),
     ("in _allocate_kv_cache", Phase::KvAllocation),
     ("in _init_cache", Phase::KvAllocation),
+    // vllm/device_allocator/cumem.py CuMemAllocator.wake_up
+    ("in wake_up", Phase::WakeUp),
     ("Application startup complete", Phase::Serving),
     ("Avg prompt throughput", Phase::Serving),
     ("Uvicorn running on", Phase::Serving),
