@@ -510,3 +510,71 @@ fn uint(p: &Pickle, d: Value, at: &str, key: &'static str) -> Result<u64, Format
         _ => Err(type_err(p, at, key, v, "a non-negative int")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::{analyze, pickle};
+
+    /// Protocol 2 with the TorchScript pickler's wrapper: the segment list and each segment go
+    /// through `torch.jit._pickle.restore_type_tag(value, type)` (GLOBAL + REDUCE). Written by
+    /// CPython 3.11 with a stand-in `torch.jit._pickle` module; one 2 MiB small-pool segment (1 MiB
+    /// allocated, requested 100 bytes less, 1 MiB inactive) and an `oom` entry asking 3 MiB with
+    /// 123456 bytes free.
+    const TAGGED_HEX: &[&str] = &[
+        "80027d71002858080000007365676d656e7473710163746f7263682e6a69742e5f7069636b6c650a726573746f72655f",
+        "747970655f7461670a71025d710368027d710428580600000064657669636571054b0058070000006164647265737371",
+        "068a06000000000001580a000000746f74616c5f73697a6571074a00002000580e000000616c6c6f63617465645f7369",
+        "7a6571084a00001000580b0000006163746976655f73697a6571094a00001000580e0000007265717565737465645f73",
+        "697a65710a4a9cff0f00580600000073747265616d710b4b00580c0000007365676d656e745f74797065710c58050000",
+        "00736d616c6c710d5806000000626c6f636b73710e5d710f287d71102868068a06000000000001580400000073697a65",
+        "71114a00001000680a4a9cff0f0058050000007374617465711258100000006163746976655f616c6c6f636174656471",
+        "13757d71142868068a0600001000000168114a00001000680a4b0068125808000000696e616374697665711575657558",
+        "0e000000446963745b7374722c20416e795d71168671175271186158140000004c6973745b446963745b7374722c2041",
+        "6e795d5d711986711a52711b580d0000006465766963655f747261636573711c5d711d5d711e7d711f28580600000061",
+        "6374696f6e712058030000006f6f6d7121580b0000006465766963655f6672656571224a40e2010068114a0000300068",
+        "0b4b00756161752e",
+    ];
+
+    fn bytes(hex: &[&str]) -> Vec<u8> {
+        let hex = hex.concat();
+        (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn torchscript_type_tags_are_seen_through() {
+        let p = pickle::read(&bytes(TAGGED_HEX)).unwrap();
+        let snap = from_pickle(&p).unwrap();
+        assert_eq!(snap.format, SnapshotFormat::Current);
+        assert_eq!(snap.segments.len(), 1);
+        assert_eq!(snap.segments[0].segment_type, "small");
+        let r = analyze(&snap);
+        assert_eq!(r.totals.reserved_bytes, 2 << 20);
+        assert_eq!(r.totals.allocated_bytes, 1 << 20);
+        assert_eq!(r.totals.rounding_waste_bytes, 100);
+        let oom = r.oom.unwrap();
+        assert_eq!(
+            (oom.requested_bytes, oom.device_free_bytes),
+            (3 << 20, 123456)
+        );
+        assert_eq!(
+            oom.diagnosis, "capacity",
+            "3 MiB > 1 MiB cached + 123456 free"
+        );
+    }
+
+    #[test]
+    fn not_a_snapshot_says_what_it_found() {
+        // pickle.dumps(42, 2) and pickle.dumps({'segments': 'x'}, 2)
+        let p = pickle::read(b"\x80\x02K*.").unwrap();
+        let e = from_pickle(&p).unwrap_err().to_string();
+        assert!(e.contains("an int"), "{e}");
+        let p =
+            pickle::read(b"\x80\x02}q\x00X\x08\x00\x00\x00segmentsq\x01X\x01\x00\x00\x00xq\x02s.")
+                .unwrap();
+        let e = from_pickle(&p).unwrap_err().to_string();
+        assert!(e.contains("'segments'") && e.contains("\"x\""), "{e}");
+    }
+}
