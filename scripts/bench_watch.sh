@@ -15,7 +15,8 @@ GPUS=${2:-8}
 HZ=${3:-1}
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-target}
-cargo build --release -q -p vramfit -p vramfit-watch --example gen_traces
+cargo build --release -q -p vramfit --bin vramfit
+cargo build --release -q -p vramfit-watch --example gen_traces
 BIN="$CARGO_TARGET_DIR/release/vramfit"
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

@@ -190,6 +190,10 @@ fn bad_input_is_a_one_line_error_naming_the_value() {
             "256.1.1.1:99",
         ),
         (vec!["--replay", leak], "not a terminal"),
+        (
+            vec!["--json", "--replay", leak, "--record", leak],
+            "would overwrite",
+        ),
     ];
     for (args, needle) in cases {
         let err = one_line_error(&watch(&args));

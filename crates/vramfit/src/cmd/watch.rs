@@ -142,12 +142,25 @@ pub fn run(a: Args) -> CmdResult {
             "standard output is not a terminal: add --json for JSON lines or --prometheus ADDR for an exporter",
         ));
     }
+    if let (Some(r), Some(p)) = (&a.record, &a.replay) {
+        let same = match (std::fs::canonicalize(r), std::fs::canonicalize(p)) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => r == p,
+        };
+        if same {
+            return Err(CliError::input(format!(
+                "--record {} would overwrite the trace being replayed; record to another file",
+                r.display()
+            )));
+        }
+    }
+    // The source first: without NVML (or with a bad trace) no empty recording is left behind.
+    let (sampler, label) = sampler(&a)?;
     let mut pipeline = Pipeline::new(cfg);
     if let Some(path) = &a.record {
         pipeline.recorder =
             Some(TraceWriter::create(path).map_err(|e| CliError::input(e.to_string()))?);
     }
-    let (sampler, label) = sampler(&a)?;
     if let Some(addr) = &a.prometheus {
         let exporter = prometheus::serve(addr).map_err(|e| CliError::input(e.to_string()))?;
         eprintln!(
