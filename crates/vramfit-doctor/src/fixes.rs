@@ -40,6 +40,7 @@ impl Fix {
 pub trait FixEngine {
     /// vLLM: the largest max_model_len whose KV for one request fits in `kv_available` bytes
     /// per worker, for the model and settings the log echoes (TP, KV dtype, sliding windows).
+    /// `settings.max_model_len` is the failing length: search below it.
     fn vllm_max_model_len(&self, settings: &EchoedSettings, kv_available: u64) -> Option<u64>;
 
     /// llama.cpp: the largest n_ctx whose KV + compute buffers fit in `free_after_weights`

@@ -251,3 +251,35 @@ fn weights_messages_and_other_backends() {
         Cause::NotOom
     );
 }
+
+/// An engine model that answers every question with fixed numbers.
+struct FixedEngine;
+
+impl vramfit_doctor::FixEngine for FixedEngine {
+    fn vllm_max_model_len(&self, s: &vramfit_doctor::EchoedSettings, kv: u64) -> Option<u64> {
+        // the failing length is passed as the upper bound
+        assert_eq!(s.max_model_len, Some(131072));
+        assert_eq!(kv, (9.2 * (1u64 << 30) as f64).round() as u64);
+        Some(40960)
+    }
+    fn llamacpp_max_n_ctx(&self, _: &vramfit_doctor::EchoedSettings, _: u64) -> Option<u64> {
+        Some(8192)
+    }
+    fn llamacpp_max_gpu_layers(&self, _: &vramfit_doctor::EchoedSettings, _: u64) -> Option<u64> {
+        Some(20)
+    }
+}
+
+#[test]
+fn engine_models_answer_what_the_log_cannot() {
+    let log = "ValueError: To serve at least one request with the models's max seq len (131072), (18.00 GB KV cache is needed, which is larger than the available KV cache memory (9.20 GB).";
+    let d = vramfit_doctor::diagnose_with(log, &FixedEngine);
+    assert_eq!(fix(&d, "--max-model-len"), Some("40960"));
+    assert!(d.fixes[0].why.contains("vLLM KV model"));
+    // vLLM's own printed estimate wins over any model
+    let printed = format!(
+        "{log} Based on the available memory, the estimated maximum model length is 66992."
+    );
+    let d = vramfit_doctor::diagnose_with(&printed, &FixedEngine);
+    assert_eq!(fix(&d, "--max-model-len"), Some("66992"));
+}

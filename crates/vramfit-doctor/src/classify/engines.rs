@@ -61,9 +61,13 @@ fn kv_too_small(
     let fit = estimate
         .map(|e| (e, "largest context that fits (vLLM's own estimate)"))
         .or_else(|| {
+            // the failing length is the upper bound of the engine's search
+            let mut settings = ctx.settings.clone();
+            settings.max_model_len = Some(len);
             ctx.fx
-                .vllm_max_model_len(ctx.settings, available)
-                .map(|e| (e, "largest context that fits (engine model)"))
+                .vllm_max_model_len(&settings, available)
+                .filter(|e| *e > 0 && *e < len)
+                .map(|e| (e, "largest context that fits (vramfit's vLLM KV model)"))
         })
         .or_else(|| {
             vllm_len_that_fits(len, needed, available).map(|e| {

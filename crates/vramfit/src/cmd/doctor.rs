@@ -8,7 +8,11 @@
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
 
-use vramfit_doctor::{diagnose, read_log, render, InputError, MAX_LOG_BYTES};
+use vramfit_doctor::{
+    diagnose_with, read_log, render, EchoedSettings, FixEngine, InputError, MAX_LOG_BYTES,
+};
+use vramfit_engine::vllm::kv::{KvLayout, LayoutInputs};
+use vramfit_model::resolve::{resolve, ResolveOptions};
 
 use crate::error::{CliError, CmdResult};
 
@@ -57,7 +61,7 @@ pub fn run(args: Args) -> CmdResult {
             log.dropped
         );
     }
-    let d = diagnose(&log.text);
+    let d = diagnose_with(&log.text, &EngineModels);
     let out = if args.json {
         let mut text = serde_json::to_string_pretty(&render::json(&d))
             .map_err(|e| CliError::input(format!("cannot render JSON: {e}")))?;
@@ -77,4 +81,46 @@ pub fn run(args: Args) -> CmdResult {
         }
     }
     Ok(0)
+}
+
+/// The engine memory models behind the doctor's fixes. A diagnosis reads only what is at hand:
+/// the model the log names is resolved from local files, the HF cache or the embedded catalog,
+/// never over the network.
+struct EngineModels;
+
+impl FixEngine for EngineModels {
+    fn vllm_max_model_len(&self, s: &EchoedSettings, kv_available: u64) -> Option<u64> {
+        let model = s.model.as_deref()?;
+        let upper = s.max_model_len?;
+        let mut opts = ResolveOptions::from_env();
+        opts.hub.offline = true;
+        opts.read_headers = false;
+        let spec = resolve(model, &opts).ok()?.spec;
+        let n_layers = spec.layers.len() as u64;
+        // the first pipeline stage: vLLM splits layers evenly across stages
+        let stage = n_layers.div_ceil(s.pipeline_parallel_size.unwrap_or(1).max(1));
+        let layout = KvLayout::new(
+            &spec,
+            0..stage.min(n_layers),
+            LayoutInputs {
+                tp: s.tensor_parallel_size.unwrap_or(1).max(1),
+                kv_cache_dtype: s.kv_cache_dtype.as_deref().unwrap_or("auto"),
+                model_dtype_bytes: spec.dtype.bytes(),
+                block_size: None,
+                max_num_batched_tokens: s.max_num_batched_tokens.unwrap_or(2048),
+                disable_hybrid: false,
+                compute_capability: None,
+            },
+        );
+        let n = layout.estimate_max_model_len(i64::try_from(kv_available).ok()?, upper);
+        (n > 0).then_some(n)
+    }
+
+    fn llamacpp_max_n_ctx(&self, _: &EchoedSettings, _: u64) -> Option<u64> {
+        None
+    }
+
+    fn llamacpp_max_gpu_layers(&self, _: &EchoedSettings, _: u64) -> Option<u64> {
+        None
+    }
 }
