@@ -2,8 +2,9 @@
 //!
 //! The window is chosen adaptively: the longest recent stretch over which a straight line still
 //! explains the memory well (a leak that began 40 s ago is fitted over 40 s, not diluted by the
-//! flat minutes before it). The uncertainty comes from the residuals: the slope's standard error,
-//! and the time-to-OOM range for the slope at plus and minus two standard errors.
+//! flat minutes before it). The uncertainty comes from the residuals: the slope's standard error
+//! (widened for residuals that persist from one sample to the next), and the time-to-OOM range
+//! for the slope at plus and minus two standard errors.
 
 use crate::series::GpuSeries;
 use serde::Serialize;
@@ -144,7 +145,32 @@ pub fn trend(series: &GpuSeries) -> Option<LinearFit> {
             break;
         }
     }
-    best.or(fallback)
+    best.map(|b| widen_for_autocorrelation(series, b))
+        .or(fallback)
+}
+
+/// Residuals of memory around a line are not independent (allocator segments and load waves
+/// last several samples), which makes the plain standard error too small. Scale it by
+/// sqrt((1 + r) / (1 - r)), r the lag-1 autocorrelation of the residuals over the fit's window
+/// (the usual effective-sample-size correction for AR(1) noise).
+fn widen_for_autocorrelation(series: &GpuSeries, mut fit: LinearFit) -> LinearFit {
+    let now = series.now();
+    let residual =
+        |p: &crate::series::Point| p.used as f64 - (fit.fitted_now - fit.slope * (now - p.t));
+    let (mut prev, mut num, mut den) = (None::<f64>, 0.0, 0.0);
+    for p in series.since(now - fit.span_s - 1e-9) {
+        let r = residual(p);
+        if let Some(q) = prev {
+            num += q * r;
+        }
+        den += r * r;
+        prev = Some(r);
+    }
+    if den > 0.0 {
+        let rho = (num / den).clamp(0.0, 0.9);
+        fit.slope_se *= ((1.0 + rho) / (1.0 - rho)).sqrt();
+    }
+    fit
 }
 
 /// When this GPU runs out of memory at the current trend, with a range.
