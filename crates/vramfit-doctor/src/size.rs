@@ -39,7 +39,7 @@ pub fn parse_log_size(s: &str) -> Option<u64> {
 /// A size printed with the unit given (`mib`), e.g. llama.cpp's `5120.00 MiB` fields.
 pub(crate) fn mib(v: &str) -> Option<u64> {
     let f: f64 = v.trim().parse().ok()?;
-    if !f.is_finite() || f < 0.0 || f > 1e12 {
+    if !(0.0..=1e12).contains(&f) {
         return None;
     }
     Some((f * MIB as f64).round() as u64)
@@ -48,7 +48,7 @@ pub(crate) fn mib(v: &str) -> Option<u64> {
 /// `15.77GiB` style GiB number without a unit (vLLM's `(15.77GiB)`, `(31.44/47.38 GiB)`).
 pub(crate) fn gib(v: &str) -> Option<u64> {
     let f: f64 = v.trim().parse().ok()?;
-    if !f.is_finite() || f < 0.0 || f > 1e9 {
+    if !(0.0..=1e9).contains(&f) {
         return None;
     }
     Some((f * GIB as f64).round() as u64)
