@@ -214,3 +214,62 @@ fn without_nvml_the_error_says_so_and_points_to_replay() {
     let err = one_line_error(&out);
     assert!(err.contains("NVML") && err.contains("--replay"), "{err}");
 }
+
+/// Serves a vLLM v1 `/metrics` page on loopback until the test ends.
+fn fake_vllm() -> u16 {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        // vLLM v1 names (vllm/v1/metrics/loggers.py).
+        let body = "# TYPE vllm:kv_cache_usage_perc gauge\n\
+            vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.375\n\
+            vllm:num_requests_running{engine=\"0\",model_name=\"m\"} 6.0\n\
+            vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} 2.0\n";
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+#[test]
+fn engine_figures_join_the_samples_of_the_gpus_they_cover() {
+    let port = fake_vllm();
+    let path = trace("leak");
+    let engine = format!("0=http://127.0.0.1:{port}");
+    let out = watch(&[
+        "--json",
+        "--speed",
+        "max",
+        "--duration",
+        "3",
+        "--engine",
+        &engine,
+        "--replay",
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    let e = &first["gpus"][0]["engine"];
+    assert_eq!(e["kv_cache_usage"], 0.375, "{first}");
+    assert_eq!(
+        (
+            e["requests_running"].as_u64(),
+            e["requests_waiting"].as_u64()
+        ),
+        (Some(6), Some(2))
+    );
+}
