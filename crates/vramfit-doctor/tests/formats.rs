@@ -283,3 +283,18 @@ fn engine_models_answer_what_the_log_cannot() {
     let d = vramfit_doctor::diagnose_with(&printed, &FixedEngine);
     assert_eq!(fix(&d, "--max-model-len"), Some("66992"));
 }
+
+#[test]
+fn recovered_compute_reservation_is_not_a_crash() {
+    // llama.cpp PR #26297 thread: the reservation failed, was retried without pipeline
+    // parallelism, and the server went on to load
+    let log = "E ggml_backend_cuda_buffer_type_alloc_buffer: allocating 51748.72 MiB on device 1: cudaMalloc failed: out of memory\n\
+E ggml_gallocr_reserve_n_impl: failed to allocate CUDA1 buffer of size 54262464512\n\
+E graph_reserve: failed to allocate compute buffers\n\
+W sched_reserve: compute buffer allocation failed, retrying without pipeline parallelism\n\
+I srv    load_model: initializing, n_slots = 1, n_ctx_slot = 50176, kv_unified = 'false'";
+    assert_eq!(diagnose(log).cause, Cause::NotOom);
+    // a failure after the retry still counts
+    let failed = format!("{log}\nE graph_reserve: failed to allocate compute buffers");
+    assert_eq!(diagnose(&failed).cause, Cause::ActivationPeak);
+}

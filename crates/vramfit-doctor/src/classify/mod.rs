@@ -217,10 +217,22 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
     let events = read_events(text);
     let settings = read_settings(text);
     let engine = detect_engine(text);
+    // llama.cpp retries a failed compute reservation without pipeline parallelism (Ollama
+    // llm/status.go treats that as recoverable): failures before the retry were recovered from.
+    let retried_at = events
+        .iter()
+        .rposition(|l| matches!(l.event, LogEvent::LlamaRetryWithoutPipeline));
+    let recovered = |i: usize, e: &LogEvent| {
+        retried_at.is_some_and(|r| i < r)
+            && matches!(
+                e,
+                LogEvent::LlamaComputeAllocFailed | LogEvent::GgmlAllocFailed { .. }
+            )
+    };
     let primary = events
         .iter()
         .enumerate()
-        .filter(|(_, l)| l.event.is_failure())
+        .filter(|(i, l)| l.event.is_failure() && !recovered(*i, &l.event))
         .max_by_key(|(i, l)| (tier(&l.event), *i))
         .map(|(i, _)| i);
     let (finding, anchor_lines) = match primary {
@@ -241,6 +253,19 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
             }
             (f, lines.into_iter().cloned().collect::<Vec<_>>())
         }
+        None if retried_at.is_some() => (
+            Finding::new(
+                Cause::NotOom,
+                0.6,
+                "llama.cpp could not reserve its compute buffers with pipeline parallelism and retried without it; nothing fatal follows in the log.",
+            )
+            .fix(Fix::flag(
+                "-ub",
+                256,
+                "a smaller micro-batch fits the pipeline-parallel copies, keeping their speed",
+            )),
+            retried_at.map(|r| vec![events[r].clone()]).unwrap_or_default(),
+        ),
         None => (nothing_recognised(text), Vec::new()),
     };
     let mut evidence = finding.facts.clone();

@@ -181,6 +181,10 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
             });
         }
     }
+    // src/llama-context.cpp sched_reserve (2026): the failed reservation is retried with one copy
+    if line.contains("retrying without pipeline parallelism") {
+        out.push(LogEvent::LlamaRetryWithoutPipeline);
+    }
     if let Some(c) = PIPELINE.captures(line) {
         if let Ok(n) = c[1].parse() {
             out.push(LogEvent::LlamaPipelineCopies { copies: n });

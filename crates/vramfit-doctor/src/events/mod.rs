@@ -190,6 +190,8 @@ pub enum LogEvent {
     LlamaDeviceFree { device: String, free: u64 },
     /// llama.cpp: `offloaded K/N layers to GPU`
     LlamaOffloaded { layers: u64, total: u64 },
+    /// llama.cpp: `compute buffer allocation failed, retrying without pipeline parallelism`
+    LlamaRetryWithoutPipeline,
     /// llama.cpp: `pipeline parallelism enabled (n_copies=N)`
     LlamaPipelineCopies { copies: u64 },
     /// Ollama: `model requires more system memory (X) than is available (Y)`
@@ -219,6 +221,7 @@ impl LogEvent {
                 | LlamaDeviceFree { .. }
                 | LlamaOffloaded { .. }
                 | LlamaPipelineCopies { .. }
+                | LlamaRetryWithoutPipeline
                 | Phase(_)
         )
     }
