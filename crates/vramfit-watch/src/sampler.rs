@@ -19,6 +19,9 @@ pub trait Sampler {
     fn next_tick(&mut self) -> Result<Option<Tick>, WatchError>;
 }
 
+/// The longest a replay waits between two ticks, whatever the gap in the trace.
+const MAX_GAP: Duration = Duration::from_secs(5);
+
 /// Replays a recorded trace through the same pipeline as live samples.
 pub struct ReplaySampler {
     reader: TraceReader<BufReader<File>>,
@@ -44,10 +47,19 @@ impl Sampler for ReplaySampler {
         };
         if let Some(speed) = self.speed {
             let (wall0, t0) = *self.start.get_or_insert((Instant::now(), tick.t));
-            let due = wall0 + Duration::from_secs_f64(((tick.t - t0) / speed).max(0.0));
+            // Seconds from the trace's start, capped so that an absurd `t` cannot overflow.
+            let offset = ((tick.t - t0) / speed).clamp(0.0, 1e9);
+            let due = wall0 + Duration::from_secs_f64(offset);
             let now = Instant::now();
             if due > now {
-                std::thread::sleep(due - now);
+                let wait = due - now;
+                // A gap in the recording (the watch was stopped for hours) is skipped after
+                // MAX_GAP, not waited out: the clock is shifted by what was not slept.
+                std::thread::sleep(wait.min(MAX_GAP));
+                if wait > MAX_GAP {
+                    let skipped = (wait - MAX_GAP).as_secs_f64() * speed;
+                    self.start = Some((wall0, t0 + skipped));
+                }
             }
         }
         Ok(Some(tick))

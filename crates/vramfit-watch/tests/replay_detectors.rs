@@ -176,3 +176,26 @@ fn a_new_process_is_named_with_its_pid() {
         assert!(s.message.contains(name), "{}", s.message);
     }
 }
+
+#[test]
+fn replay_paces_by_the_trace_clock_and_skips_long_gaps() {
+    use std::time::Instant;
+    let dir = std::env::temp_dir().join(format!("vramfit-gap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("gap.jsonl");
+    // Three samples 0.25 s apart at speed 1, then a gap of a day.
+    let line = |t: f64| format!("{{\"t\":{t},\"gpu\":0,\"total_bytes\":100,\"used_bytes\":10}}\n");
+    let text: String = [0.0, 0.25, 0.5, 86400.5].iter().map(|t| line(*t)).collect();
+    std::fs::write(&path, text).unwrap();
+    let mut s = ReplaySampler::open(&path, Some(1.0)).unwrap();
+    let start = Instant::now();
+    let mut ts = Vec::new();
+    while let Some(t) = s.next_tick().unwrap() {
+        ts.push((t.t, start.elapsed().as_secs_f64()));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(ts.len(), 4);
+    assert!(ts[2].1 >= 0.5, "paced by the trace: {ts:?}");
+    // The day-long gap is skipped after a bounded wait (the test only asserts it ended).
+    assert_eq!(ts[3].0, 86400.5);
+}
