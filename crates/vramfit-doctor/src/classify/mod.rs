@@ -8,6 +8,7 @@
 //! the other workers die).
 
 mod engines;
+mod llama;
 mod torch;
 
 use serde::Serialize;
@@ -335,7 +336,7 @@ fn rule(ctx: &Context) -> Finding {
         LogEvent::GgmlAllocFailed { .. }
         | LogEvent::LlamaWeightsAllocFailed { .. }
         | LogEvent::LlamaKvAllocFailed
-        | LogEvent::LlamaComputeAllocFailed => engines::llama(ctx),
+        | LogEvent::LlamaComputeAllocFailed => llama::llama(ctx),
         LogEvent::WeightsTooLarge => engines::weights(
             ctx,
             "The engine reports that the model's weights do not fit in the GPU memory it may use."
