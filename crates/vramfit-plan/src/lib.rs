@@ -1,1 +1,40 @@
-//! vramfit-plan
+//! The vramfit solver: search an engine's memory knobs for configurations that fit the given
+//! GPUs, rank them, and print commands that pin every memory-relevant flag.
+//!
+//! Every candidate is evaluated with the engine crate's own model (`vramfit_engine::llamacpp`,
+//! `vramfit_engine::vllm`) on the config parsed from the command the plan prints, so feeding
+//! that command to `vramfit check` reproduces the plan. Boundaries (the longest context, the
+//! most parallel slots) are binary searches over the engine's cheap layout function.
+//!
+//! ```no_run
+//! use vramfit_plan::{solve, Engine, Goal, Request};
+//! # fn hw() -> vramfit_engine::Hardware { unimplemented!() }
+//! let model = solve::Model::load("Qwen/Qwen3-8B").unwrap();
+//! let req = Request { engines: vec![Engine::LlamaCpp], context: None, concurrency: None,
+//!                     goal: Goal::Quality, quants: None };
+//! let best = &solve::fit(&model, &hw(), &req).unwrap().plans[0];
+//! println!("{}", best.command);
+//! ```
+//!
+//! - [`request`]: what is asked (engines, context, concurrency, goal)
+//! - [`llamacpp`], [`vllm`]: each engine's knobs, search and command
+//! - [`headroom`]: what is kept free, from the measured error of the engine models
+//! - [`speed`]: decode tokens/s from a bandwidth roofline
+//! - [`plan`]: the plan, its ranking; [`solve`]: `fit`; [`table`]: the quant × GPU matrix
+//! - [`nearest`]: what comes closest when nothing fits; [`model`]: loading a model
+
+pub mod error;
+pub mod headroom;
+pub mod llamacpp;
+pub mod model;
+pub mod nearest;
+pub mod plan;
+pub mod request;
+pub mod solve;
+pub mod speed;
+pub mod table;
+pub mod vllm;
+
+pub use error::PlanError;
+pub use plan::{Plan, Setting};
+pub use request::{Engine, Goal, Request};

@@ -8,8 +8,8 @@ use crate::gpu_spec;
 use crate::render;
 use vramfit_engine::cmdline::{Command, EngineKind};
 use vramfit_engine::{llamacpp, vllm, Hardware, MemoryPlan, Verdict};
-use vramfit_model::resolve::{resolve, ResolveOptions, Resolved};
-use vramfit_model::{layout, quant, GgmlType, WeightSet};
+use vramfit_model::resolve::Resolved;
+use vramfit_model::WeightSet;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -81,37 +81,12 @@ pub fn check(
     }
 }
 
-/// Resolve a model for an engine.
+/// Resolve a model for an engine (shared with the solver: `vramfit_plan::model`).
 pub fn load(model: &str) -> Result<Resolved, CliError> {
-    resolve(model, &ResolveOptions::from_env()).map_err(|e| CliError::input(e.to_string()))
+    vramfit_plan::model::load(model).map_err(|e| CliError::input(e.to_string()))
 }
 
 /// The GGUF tensors llama.cpp will load: read from the file, or predicted for the quant name.
 pub fn gguf_weights(r: &Resolved) -> Result<WeightSet, CliError> {
-    if let Some(w) = &r.weights {
-        if w.tensors
-            .iter()
-            .any(|t| matches!(t.dtype, vramfit_model::TensorDtype::Ggml(_)))
-        {
-            return Ok(w.clone());
-        }
-    }
-    let qname = r.gguf_quant.clone().unwrap_or_else(|| "Q4_K_M".into());
-    let parsed = quant::FileType::parse(&qname).ok_or_else(|| {
-        CliError::input(format!(
-            "quant '{qname}' is not a llama.cpp quant name: use Q4_K_M, Q8_0, IQ4_XS, F16, ..."
-        ))
-    })?;
-    let base_type = if parsed.ftype.default_type() == GgmlType::BF16 {
-        GgmlType::BF16
-    } else {
-        GgmlType::F16
-    };
-    let full = layout::synthesize(&r.spec, base_type);
-    // community quants of i-quant types are made with an importance matrix (llama-quantize
-    // refuses most IQ types without one)
-    let imatrix = qname.to_ascii_uppercase().contains("IQ");
-    let mut w = quant::predict(&full, &r.spec, parsed.ftype, imatrix);
-    w.source = format!("predicted {} from {}", parsed.ftype.name(), r.source);
-    Ok(w)
+    vramfit_plan::model::gguf_weights(r).map_err(|e| CliError::input(e.to_string()))
 }

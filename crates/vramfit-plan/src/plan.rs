@@ -1,0 +1,100 @@
+//! A ranked plan: the command, what it puts where, and why each knob has its value.
+
+use crate::request::Goal;
+use serde::Serialize;
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use vramfit_engine::{DevicePlan, HostPlan, KvSummary, Verdict};
+
+/// One knob's value and the reason for it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Setting {
+    pub knob: String,
+    pub value: String,
+    pub why: String,
+}
+
+/// One configuration that fits.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub engine: String,
+    /// the command, shell-quoted, ready to paste
+    pub command: String,
+    pub argv: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub settings: Vec<Setting>,
+    pub verdict: Verdict,
+    pub devices: Vec<DevicePlan>,
+    pub host: HostPlan,
+    pub kv_cache: KvSummary,
+    /// the context per request the command sets
+    pub max_model_len: u64,
+    /// the largest context per request that fits with the other settings unchanged
+    pub max_context: u64,
+    /// requests at once the command is set up for
+    pub concurrency: u64,
+    /// the most requests of `max_model_len` that fit at once with the other settings
+    pub max_concurrency: u64,
+    /// decode tokens/s of one request, bandwidth roofline (an upper bound)
+    pub est_tokens_per_s: f64,
+    /// weight bits per parameter as loaded
+    pub weight_bits: f64,
+    /// KV cache bits per element
+    pub kv_bits: f64,
+    /// how the GPUs are used: "1 GPU", "layer split over 2 GPUs", "tensor parallel 2", ...
+    pub split: String,
+    /// the free memory per GPU the plan was solved against (free − headroom)
+    pub planned_free_bytes: Vec<u64>,
+    /// `vramfit check` line that verifies the plan against the same free memory
+    pub check: String,
+}
+
+/// Quote one word for a POSIX shell when it needs it.
+pub fn shell_quote(w: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=,@%+".contains(c);
+    if !w.is_empty() && w.chars().all(safe) {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
+/// `VAR=value ... argv`, shell-quoted.
+pub fn command_line(env: &BTreeMap<String, String>, argv: &[String]) -> String {
+    env.iter()
+        .map(|(k, v)| format!("{k}={}", shell_quote(v)))
+        .chain(argv.iter().map(|a| shell_quote(a)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn cmp_f(a: f64, b: f64) -> Ordering {
+    a.partial_cmp(&b).unwrap_or(Ordering::Equal)
+}
+
+/// Weight precision compared in steps of a quarter bit (Q4_K_M 4.9 and IQ4_XS 4.3 differ; two
+/// predictions of the same quant do not).
+fn bits_key(b: f64) -> i64 {
+    (b * 4.0).round() as i64
+}
+
+/// Order plans best first for a goal. Quality: weight precision, KV precision, context ×
+/// concurrency, speed. The other goals put their own measure first, then quality's order.
+pub fn rank(plans: &mut [Plan], goal: Goal) {
+    let quality = |a: &Plan, b: &Plan| {
+        bits_key(b.weight_bits)
+            .cmp(&bits_key(a.weight_bits))
+            .then(cmp_f(b.kv_bits, a.kv_bits))
+            .then((b.max_model_len * b.concurrency).cmp(&(a.max_model_len * a.concurrency)))
+            .then(cmp_f(b.est_tokens_per_s, a.est_tokens_per_s))
+    };
+    plans.sort_by(|a, b| match goal {
+        Goal::Quality => quality(a, b),
+        Goal::Context => b.max_model_len.cmp(&a.max_model_len).then(quality(a, b)),
+        Goal::Concurrency => b
+            .max_concurrency
+            .cmp(&a.max_concurrency)
+            .then(quality(a, b)),
+        Goal::Speed => cmp_f(b.est_tokens_per_s, a.est_tokens_per_s).then(quality(a, b)),
+    });
+}

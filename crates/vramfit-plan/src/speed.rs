@@ -1,0 +1,71 @@
+//! Decode speed, as a memory-bandwidth roofline: one token reads every active weight once, and
+//! the KV cache of the sequence. Time per token = Σ over devices (bytes read there / that
+//! device's bandwidth) + bytes read from host RAM / host bandwidth. Layer split and pipeline
+//! stages run one after another (times add); tensor-parallel ranks run side by side (the
+//! slowest rank counts). An upper bound: real engines reach roughly 60–85 % of it.
+
+use vramfit_model::weights::layer_of;
+use vramfit_model::{ModelSpec, WeightSet};
+
+/// Host RAM bandwidth assumed for weights the CPU reads: 60 GB/s, a dual-channel DDR5-4800
+/// desktop's 76.8 GB/s peak at the ~80 % that streaming reads reach. Servers with 8–12
+/// channels read 3–5× faster; the estimate is then pessimistic.
+pub const HOST_BANDWIDTH_GBPS: f64 = 60.0;
+
+/// PCIe 4.0 ×16 as weights streamed to the GPU each step see it (vLLM `--cpu-offload-gb` reads
+/// offloaded weights over the bus every forward pass): 32 GB/s peak, ~25 GB/s in practice.
+pub const PCIE_BANDWIDTH_GBPS: f64 = 25.0;
+
+/// Bandwidth assumed for a GPU given only by its size (no catalog entry): 500 GB/s, the middle
+/// of the consumer range (RTX 4060 Ti 288 GB/s … RTX 4090 1008 GB/s).
+pub const UNKNOWN_GPU_BANDWIDTH_GBPS: f64 = 500.0;
+
+/// Fraction of an expert tensor one token reads: experts used / experts.
+pub fn expert_fraction(spec: &ModelSpec) -> f64 {
+    spec.moe
+        .as_ref()
+        .map(|m| m.n_expert_used as f64 / m.n_expert.max(1) as f64)
+        .unwrap_or(1.0)
+}
+
+/// Bytes one token reads of a tensor (experts: the used share; the input embedding: one row).
+pub fn active_bytes(name: &str, bytes: u64, dims: &[u64], spec: &ModelSpec) -> f64 {
+    if name.starts_with("token_embd") || name.contains("embed_tokens") {
+        let rows = dims.get(1).copied().unwrap_or(1).max(1);
+        return bytes as f64 / rows as f64;
+    }
+    if name.contains("_exps") || name.contains(".experts.") {
+        return bytes as f64 * expert_fraction(spec);
+    }
+    bytes as f64
+}
+
+/// Tokens per second from per-device active bytes (sequential devices) and host bytes.
+pub fn sequential(dev_bytes: &[(f64, f64)], host_bytes: f64, host_bw_gbps: f64) -> f64 {
+    let mut t: f64 = dev_bytes.iter().map(|(b, bw)| b / (bw * 1e9)).sum();
+    t += host_bytes / (host_bw_gbps * 1e9);
+    if t <= 0.0 {
+        0.0
+    } else {
+        1.0 / t
+    }
+}
+
+/// Active weight bytes per layer (index n_layer = everything outside the blocks) of a GGUF.
+pub fn active_by_layer(w: &WeightSet, spec: &ModelSpec, n_blocks: u64) -> Vec<(f64, f64)> {
+    // (dense, experts) per layer; the last entry is the output layer and other globals
+    let mut v = vec![(0.0, 0.0); n_blocks as usize + 1];
+    for t in &w.tensors {
+        let a = active_bytes(&t.name, t.bytes, &t.dims, spec);
+        let idx = layer_of(&t.name)
+            .map(|l| l as usize)
+            .unwrap_or(n_blocks as usize);
+        let idx = idx.min(n_blocks as usize);
+        if t.name.contains("_exps") {
+            v[idx].1 += a;
+        } else {
+            v[idx].0 += a;
+        }
+    }
+    v
+}

@@ -1,0 +1,403 @@
+//! vLLM plans: weight precision (the checkpoint's, or vLLM's in-flight `--quantization fp8` /
+//! `bitsandbytes`), KV dtype, tensor/pipeline parallel over the given GPUs, CPU offload when
+//! the weights alone do not fit, and `--max-model-len` at the exact boundary.
+//!
+//! Each plan is evaluated by `vllm::plan` on the `VllmConfig` parsed from the very command the
+//! plan prints (`vramfit check` of it gives the same numbers).
+
+use crate::headroom::Headroom;
+use crate::plan::{command_line, Plan, Setting};
+use crate::request::Request;
+use crate::speed;
+use std::collections::BTreeMap;
+use vramfit_engine::cmdline::Command;
+use vramfit_engine::vllm::{self, args::batch_defaults, Version};
+use vramfit_engine::{Hardware, MemoryPlan, Verdict};
+use vramfit_model::units::{fmt_bytes, GIB, MIB};
+use vramfit_model::ModelSpec;
+
+/// Weight precision as vLLM loads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weights {
+    /// the checkpoint as published (its dtype or its own quantization)
+    Checkpoint,
+    /// `--quantization fp8`: dynamic per-tensor FP8 of an unquantized checkpoint
+    Fp8,
+    /// `--quantization bitsandbytes`: in-flight NF4
+    Bnb4,
+}
+
+impl Weights {
+    fn flag(self) -> Option<&'static str> {
+        match self {
+            Weights::Checkpoint => None,
+            Weights::Fp8 => Some("fp8"),
+            Weights::Bnb4 => Some("bitsandbytes"),
+        }
+    }
+}
+
+/// Tensor × pipeline parallel for `n` GPUs by vLLM's rules: the attention heads must divide by
+/// TP (vllm/config/model.py `verify_with_parallel_config`), custom all-reduce and NCCL rings
+/// want a power of two; the rest of the GPUs become pipeline stages (layers split evenly,
+/// vllm/distributed/utils.py `get_pp_indices`).
+pub fn parallel_layout(spec: &ModelSpec, n: u64) -> (u64, u64) {
+    let heads = spec.n_head().max(1);
+    let mut tp = 1;
+    let mut t = 1;
+    while t <= n {
+        if n % t == 0 && heads % t == 0 {
+            tp = t;
+        }
+        t *= 2;
+    }
+    let pp = (n / tp).min(spec.n_layer().max(1));
+    (tp, pp)
+}
+
+/// One vLLM launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Knobs {
+    pub weights: Weights,
+    /// `--kv-cache-dtype`: `auto` or `fp8`
+    pub kv: &'static str,
+    pub tp: u64,
+    pub pp: u64,
+    pub gmu: f64,
+    /// `--max-model-len`; None = `auto` (the search probe)
+    pub max_model_len: Option<u64>,
+    pub max_num_seqs: u64,
+    pub max_num_batched_tokens: u64,
+    pub cpu_offload_gib: u64,
+}
+
+pub struct Setup<'a> {
+    pub spec: &'a ModelSpec,
+    pub model: String,
+    pub hw: &'a Hardware,
+    pub headroom: Headroom,
+}
+
+impl<'a> Setup<'a> {
+    pub fn env(&self) -> BTreeMap<String, String> {
+        // fewer fragmentation failures when the KV pool is allocated next to the weights
+        // (PyTorch CUDA caching allocator docs, expandable_segments)
+        BTreeMap::from([(
+            "PYTORCH_CUDA_ALLOC_CONF".to_string(),
+            "expandable_segments:True".to_string(),
+        )])
+    }
+
+    pub fn argv(&self, k: &Knobs) -> Vec<String> {
+        let mut a: Vec<String> = vec!["vllm".into(), "serve".into(), self.model.clone()];
+        let mml = k
+            .max_model_len
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "auto".into());
+        for (f, v) in [
+            ("--max-model-len", mml),
+            ("--gpu-memory-utilization", format!("{:.2}", k.gmu)),
+            ("--max-num-seqs", k.max_num_seqs.to_string()),
+            (
+                "--max-num-batched-tokens",
+                k.max_num_batched_tokens.to_string(),
+            ),
+            ("--kv-cache-dtype", k.kv.to_string()),
+            ("--tensor-parallel-size", k.tp.to_string()),
+            ("--pipeline-parallel-size", k.pp.to_string()),
+        ] {
+            a.push(f.into());
+            a.push(v);
+        }
+        if let Some(q) = k.weights.flag() {
+            a.push("--quantization".into());
+            a.push(q.into());
+        }
+        if k.cpu_offload_gib > 0 {
+            a.push("--cpu-offload-gb".into());
+            a.push(k.cpu_offload_gib.to_string());
+        }
+        a
+    }
+
+    /// The engine's plan of the command for these knobs.
+    pub fn evaluate(&self, k: &Knobs) -> MemoryPlan {
+        let mut words: Vec<String> = self.env().iter().map(|(k, v)| format!("{k}={v}")).collect();
+        words.extend(self.argv(k));
+        let cmd = Command::parse(&words).expect("the solver's own command parses");
+        let cfg = vllm::parse(&cmd, None).expect("the solver's own command parses");
+        vllm::plan(self.spec, None, &cfg, self.hw)
+    }
+
+    /// The longest `--max-model-len` that starts (vLLM's auto-fit length, checked).
+    pub fn max_len(&self, k: &Knobs) -> u64 {
+        let mut probe = k.clone();
+        probe.max_model_len = None;
+        let p = self.evaluate(&probe);
+        if p.verdict != Verdict::Fits {
+            return 0;
+        }
+        p.max_model_len
+    }
+}
+
+/// Budget fraction: the release default, lowered so that total × fraction stays within free
+/// memory less the headroom (vLLM stops at start when free < requested, gpu_worker.py).
+pub fn memory_fraction(hw: &Hardware, headroom: &Headroom) -> f64 {
+    let default = Version::CURRENT.default_gpu_memory_utilization();
+    let mut f = default;
+    for (g, h) in hw.gpus.iter().zip(&headroom.bytes) {
+        let cap = (g.free_bytes.saturating_sub(*h)) as f64 / g.total_bytes.max(1) as f64;
+        let own = default - *h as f64 / g.total_bytes.max(1) as f64;
+        f = f.min(cap).min(own);
+    }
+    ((f * 100.0).floor() / 100.0).max(0.05)
+}
+
+/// Plans for every weight precision and KV dtype that fits.
+pub fn plans(setup: &Setup, req: &Request) -> Vec<Plan> {
+    let hw = setup.hw;
+    let n = hw.gpus.len() as u64;
+    if n == 0 {
+        return Vec::new();
+    }
+    let cc = hw
+        .gpus
+        .iter()
+        .filter_map(|g| g.compute_capability)
+        .fold(f64::INFINITY, f64::min);
+    let quantized_ckpt = setup.spec.quant.is_some();
+    let mut weight_opts = vec![Weights::Checkpoint];
+    if !quantized_ckpt {
+        // FP8 weights run natively from Ada/Hopper (8.9) and through the Marlin W8A16 kernel
+        // on Ampere (8.0+) (vllm/model_executor/layers/quantization/fp8.py)
+        if cc >= 8.0 || cc.is_infinite() {
+            weight_opts.push(Weights::Fp8);
+        }
+        weight_opts.push(Weights::Bnb4);
+    }
+    // an FP8 KV cache needs FP8 attention kernels: Ada/Hopper and newer (FlashAttention 3 /
+    // FlashInfer); taken as compute capability 8.9+
+    let kv_opts: Vec<&'static str> = if cc >= 8.9 && !cc.is_infinite() {
+        vec!["auto", "fp8"]
+    } else {
+        vec!["auto"]
+    };
+    plans_for(setup, req, &weight_opts, &kv_opts, true)
+}
+
+/// Plans for the given weight precisions and KV dtypes; `offload`: allow `--cpu-offload-gb`.
+pub fn plans_for(
+    setup: &Setup,
+    req: &Request,
+    weight_opts: &[Weights],
+    kv_opts: &[&'static str],
+    offload: bool,
+) -> Vec<Plan> {
+    let hw = setup.hw;
+    let n = hw.gpus.len() as u64;
+    if n == 0 {
+        return Vec::new();
+    }
+    let (tp, pp) = parallel_layout(setup.spec, n);
+    let first = &hw.gpus[0];
+    let (default_mnbt, default_seqs) =
+        batch_defaults(Version::CURRENT, first.total_bytes, &first.name);
+    let seqs = req.concurrency.unwrap_or(default_seqs);
+    let gmu = memory_fraction(hw, &setup.headroom);
+    let min_len = req
+        .context
+        .unwrap_or(crate::request::MIN_CONTEXT.min(setup.spec.n_ctx_train.max(1)));
+    let mut out = Vec::new();
+    for &w in weight_opts {
+        for &kv in kv_opts {
+            let mut k = Knobs {
+                weights: w,
+                kv,
+                tp,
+                pp,
+                gmu,
+                max_model_len: None,
+                max_num_seqs: seqs,
+                max_num_batched_tokens: default_mnbt,
+                cpu_offload_gib: 0,
+            };
+            let mut fit = setup.max_len(&k);
+            if fit < min_len && offload {
+                // weights in host RAM, streamed over PCIe each step: the fewest whole GiB
+                let budget = (first.total_bytes as f64 * gmu) as u64;
+                let (mut lo, mut hi) = (0u64, 2 * budget.div_ceil(GIB) * tp.max(1) + 64);
+                let ok = |g: u64| {
+                    let mut kk = k.clone();
+                    kk.cpu_offload_gib = g;
+                    setup.max_len(&kk) >= min_len
+                };
+                if !ok(hi) {
+                    continue;
+                }
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2;
+                    if ok(mid) {
+                        hi = mid
+                    } else {
+                        lo = mid
+                    }
+                }
+                k.cpu_offload_gib = hi;
+                fit = setup.max_len(&k);
+            }
+            let len = req.context.unwrap_or(fit).min(fit);
+            if len == 0 || len < min_len {
+                continue;
+            }
+            k.max_model_len = Some(len);
+            let mp = setup.evaluate(&k);
+            if mp.verdict != Verdict::Fits {
+                continue;
+            }
+            let max_conc = mp.kv_cache.max_concurrency.floor().max(0.0) as u64;
+            if max_conc < req.concurrency.unwrap_or(1) {
+                continue;
+            }
+            out.push(render(setup, &k, mp, fit, max_conc));
+        }
+    }
+    out
+}
+
+fn render(setup: &Setup, k: &Knobs, mp: MemoryPlan, max_context: u64, max_conc: u64) -> Plan {
+    let argv = setup.argv(k);
+    let env = setup.env();
+    let params = mp.model.params.max(1);
+    let weight_bytes: u64 =
+        mp.devices.iter().map(|d| d.weights_bytes).sum::<u64>() + mp.host.weights_bytes;
+    let weight_bits = match k.weights {
+        Weights::Checkpoint => weight_bytes as f64 * 8.0 / params as f64,
+        Weights::Fp8 => 8.0,
+        Weights::Bnb4 => 4.5,
+    };
+    // roofline: TP ranks read their shards side by side, PP stages one after another; the
+    // MoE active share applies to the whole stage (experts dominate those weights)
+    let frac = {
+        let (total, active) = vramfit_model::layout::param_counts(setup.spec);
+        active as f64 / total.max(1) as f64
+    };
+    let per_stage: Vec<(f64, f64)> = mp
+        .devices
+        .chunks(k.tp.max(1) as usize)
+        .map(|stage| {
+            let d = &stage[0];
+            let bw = setup
+                .hw
+                .gpus
+                .iter()
+                .find(|g| g.name == d.name)
+                .and_then(|g| g.bandwidth_gbps);
+            (
+                d.weights_bytes as f64 * frac,
+                bw.unwrap_or(speed::UNKNOWN_GPU_BANDWIDTH_GBPS),
+            )
+        })
+        .collect();
+    let est = speed::sequential(
+        &per_stage,
+        mp.host.weights_bytes as f64 * frac,
+        speed::PCIE_BANDWIDTH_GBPS,
+    );
+    let split = match (k.tp, k.pp) {
+        (1, 1) => "1 GPU".to_string(),
+        (t, 1) => format!("tensor parallel {t}"),
+        (1, p) => format!("pipeline parallel {p}"),
+        (t, p) => format!("tensor parallel {t} × pipeline parallel {p}"),
+    };
+    let heads = setup.spec.n_head();
+    let mut settings = vec![
+        Setting {
+            knob: "--quantization".into(),
+            value: k.weights.flag().unwrap_or("(checkpoint)").into(),
+            why: match k.weights {
+                Weights::Checkpoint => format!("the checkpoint as published, {weight_bits:.1} bits per weight"),
+                Weights::Fp8 => "FP8 weights quantized at load (half of 16-bit), no other repo needed".into(),
+                Weights::Bnb4 => "bitsandbytes 4-bit quantized at load: a quarter of 16-bit, slower kernels".into(),
+            },
+        },
+        Setting {
+            knob: "--max-model-len".into(),
+            value: k.max_model_len.unwrap_or(0).to_string(),
+            why: format!("{max_context} is the longest that starts with these settings (vLLM's own auto-fit length)"),
+        },
+        Setting {
+            knob: "--max-num-seqs".into(),
+            value: k.max_num_seqs.to_string(),
+            why: format!("pinned; {max_conc} requests of the full length fit the KV pool at once ({:.2}x)", mp.kv_cache.max_concurrency),
+        },
+        Setting {
+            knob: "--max-num-batched-tokens".into(),
+            value: k.max_num_batched_tokens.to_string(),
+            why: "vLLM's default for this GPU, pinned: the activation peak is profiled at it".into(),
+        },
+        Setting {
+            knob: "--kv-cache-dtype".into(),
+            value: k.kv.into(),
+            why: format!("{} per token of KV cache", fmt_bytes(mp.kv_cache.bytes_per_token)),
+        },
+        Setting {
+            knob: "--gpu-memory-utilization".into(),
+            value: format!("{:.2}", k.gmu),
+            why: format!("{}: {}", setup.headroom.why, "budget = total × this, must stay under free memory"),
+        },
+        Setting {
+            knob: "--tensor-parallel-size/--pipeline-parallel-size".into(),
+            value: format!("{}/{}", k.tp, k.pp),
+            why: format!("{split}: TP is the largest power of two dividing both the GPU count and the {heads} attention heads, PP takes the rest"),
+        },
+        Setting {
+            knob: "PYTORCH_CUDA_ALLOC_CONF".into(),
+            value: "expandable_segments:True".into(),
+            why: "fewer fragmentation OOMs in PyTorch's caching allocator".into(),
+        },
+    ];
+    if k.cpu_offload_gib > 0 {
+        settings.push(Setting {
+            knob: "--cpu-offload-gb".into(),
+            value: k.cpu_offload_gib.to_string(),
+            why: format!("the fewest whole GiB of weights in host RAM that let {} tokens start; read over PCIe every step (~{} GB/s)", k.max_model_len.unwrap_or(0), speed::PCIE_BANDWIDTH_GBPS),
+        });
+    }
+    let gpu_arg = setup
+        .hw
+        .gpus
+        .iter()
+        .map(|g| format!("{}MiB", g.total_bytes / MIB))
+        .collect::<Vec<_>>()
+        .join(",");
+    let free_arg = setup
+        .hw
+        .gpus
+        .iter()
+        .map(|g| format!("{}MiB", g.free_bytes / MIB))
+        .collect::<Vec<_>>()
+        .join(",");
+    let command = command_line(&env, &argv);
+    Plan {
+        engine: "vllm".into(),
+        check: format!("vramfit check --gpu {gpu_arg} --gpu-free {free_arg} -- {command}"),
+        command,
+        argv,
+        env,
+        settings,
+        verdict: mp.verdict,
+        devices: mp.devices,
+        host: mp.host,
+        kv_cache: mp.kv_cache,
+        max_model_len: k.max_model_len.unwrap_or(0),
+        max_context,
+        concurrency: k.max_num_seqs.min(max_conc.max(1)),
+        max_concurrency: max_conc,
+        est_tokens_per_s: (est * 10.0).round() / 10.0,
+        weight_bits,
+        kv_bits: if k.kv == "fp8" { 8.0 } else { 16.0 },
+        split,
+        planned_free_bytes: setup.hw.gpus.iter().map(|g| g.free_bytes).collect(),
+    }
+}
