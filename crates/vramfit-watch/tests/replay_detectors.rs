@@ -90,6 +90,16 @@ fn leak_is_flagged_within_a_minute_with_a_forecast_within_20_percent() {
     // Raised once while the climb lasts, and no spike from a steady climb.
     assert_eq!(leaks.len(), 1, "{leaks:?}");
     assert!(raised(&reports, AlertKind::Spike).is_empty());
+    // Near the end the GPU runs short of headroom; the alert blames the climb, not the budget.
+    let head = raised(&reports, AlertKind::Headroom);
+    assert_eq!(head.len(), 1, "{head:?}");
+    assert!(head[0].0 < crash_t);
+    assert_eq!(
+        head[0].1.cause,
+        Cause::Fragmentation,
+        "{}",
+        head[0].1.message
+    );
     // Before the leak: nothing at all, and no forecast.
     for r in reports.iter().filter(|r| r.t < synth::LEAK.leak_start_s) {
         assert!(r.alerts.is_empty(), "t={} {:?}", r.t, r.alerts);

@@ -1,7 +1,9 @@
 //! Headroom: free memory under the threshold. Clears once free is back above 1.25x the
-//! threshold, so a GPU hovering at the line does not flap.
+//! threshold, so a GPU hovering at the line does not flap. The fix depends on why: memory still
+//! climbing (a budget will not help), other processes, or the server's own budget.
 
-use super::{largest_process, AlertKind, Cause, Condition, DetectConfig, Detector};
+use super::{largest_process, top_grower, AlertKind, Cause, Condition, DetectConfig, Detector};
+use crate::forecast::{self, fmt_duration};
 use crate::series::GpuSeries;
 use vramfit_model::units::fmt_bytes;
 
@@ -30,7 +32,21 @@ impl Detector for HeadroomDetector {
             .filter(|p| Some(p.pid) != biggest.map(|b| b.pid))
             .map(|p| p.used_bytes)
             .fold(0u64, u64::saturating_add);
-        let (cause, fix) = if others > g.total_bytes / 10 {
+        let trend = series.trend();
+        let climbing = forecast::forecast(g.gpu, trend.as_ref(), g.total_bytes).time_to_oom_s;
+        // Who did the climbing: when it is another process, that process is the cause.
+        let other_grew = trend
+            .and_then(|f| top_grower(series, series.now() - f.span_s))
+            .is_some_and(|gr| gr.other);
+        let (cause, fix) = if let (Some(tto), false) = (climbing, other_grew) {
+            (
+                Cause::Fragmentation,
+                format!(
+                    "memory is still climbing and runs out in about {} at this rate; a smaller budget will not stop it: restart the server before then and find the growth (see the leak alert)",
+                    fmt_duration(tto)
+                ),
+            )
+        } else if other_grew || others > g.total_bytes / 10 {
             (
                 Cause::OtherProcesses,
                 format!(
