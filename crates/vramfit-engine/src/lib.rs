@@ -8,7 +8,10 @@ pub mod cmdline;
 pub mod error;
 pub mod hardware;
 pub mod llamacpp;
+pub mod ollama;
 pub mod plan;
+pub mod sglang;
+pub mod transformers;
 pub mod vllm;
 
 pub use hardware::{Gpu, Hardware};

@@ -1,0 +1,305 @@
+//! Ollama, as it runs GGUF models since v0.30.0 (ollama#16031, May 2026): in an upstream
+//! `llama-server` subprocess that places layers itself (`--fit`, `-ngl auto`). Ollama's part is
+//! the command it builds (llm/llama_server.go, v0.33.0-rc2 @fb30760, 2026-08-21):
+//!
+//! ```text
+//! llama-server -c num_ctx × OLLAMA_NUM_PARALLEL -np OLLAMA_NUM_PARALLEL
+//!              [-ctk T -ctv T]            OLLAMA_KV_CACHE_TYPE, when set
+//!              --flash-attn on|off|auto   OLLAMA_FLASH_ATTENTION, else auto where supported
+//!              [-b B -ub B]               num_batch, else the automatic generation batch
+//!              [-ngl N]                   num_gpu, only when set
+//! ```
+//!
+//! and its choices before that: the default `num_ctx` by VRAM tier, the GPU(s) it gives the
+//! runner, the generation batch. The memory itself is llama.cpp's ([`crate::llamacpp::plan`]).
+//!
+//! Not modelled: releases before v0.30.0 (`estimateGPULayers` in llm/memory.go until Nov 2025,
+//! then the Ollama-engine probe-and-shrink layout); they are planned with these semantics and a
+//! note. Ollama's OOM retry (one automatic-context tier lower) is reported as a suggestion.
+
+pub mod args;
+pub mod tags;
+
+use crate::hardware::{Gpu, Hardware};
+use crate::llamacpp;
+use crate::plan::MemoryPlan;
+pub use args::{parse, OllamaConfig};
+use vramfit_model::units::{fmt_bytes, GIB, MIB};
+use vramfit_model::{ModelSpec, WeightSet};
+
+/// ml/device.go `MinimumMemory`: set aside per GPU by the scheduler (CUDA/ROCm; Metal 512 MiB).
+pub const MINIMUM_MEMORY: u64 = 457 * MIB;
+
+/// server/routes.go: the default context by total VRAM (each GPU's total less
+/// OLLAMA_GPU_OVERHEAD, summed): ≥ 47 GiB → 262144, ≥ 23 GiB → 32768, else 4096 (since the
+/// VRAM-tier default; earlier releases used 2048, then 4096).
+pub fn default_num_ctx(gpus: &[Gpu], gpu_overhead: u64) -> u64 {
+    let total: u64 = gpus
+        .iter()
+        .map(|g| g.total_bytes.saturating_sub(gpu_overhead))
+        .sum();
+    match total {
+        t if t >= 47 * GIB => 262144,
+        t if t >= 23 * GIB => 32768,
+        _ => 4096,
+    }
+}
+
+/// llm/llama_server.go `PredictServerVRAM`: file size + 2·L·kv_heads_min·(n_embd/n_head)·ctx·2
+/// ("intentionally conservative"); the scheduler sizes GPU choice and batch with it.
+pub fn predict_server_vram(spec: &ModelSpec, weights: &WeightSet, n_ctx: u64) -> u64 {
+    let kvh = spec
+        .layers
+        .iter()
+        .map(|l| l.n_head_kv)
+        .filter(|&h| h > 0)
+        .min()
+        .unwrap_or(1);
+    let head_dim = spec.n_embd / spec.n_head().max(1);
+    weights.total_bytes() + 2 * spec.n_layer() * kvh * head_dim * n_ctx * 2
+}
+
+/// server/sched.go generation batch: 512, 1024 above 4096 tokens, 2048 above 32768; stepped down
+/// while the prediction leaves too little room (≤ 80 % of available with the surcharge of
+/// 768 MiB / 2 GiB, and under 75 % / 60 % headroom). Without flash attention on CUDA: 512, or 256
+/// above 4096 tokens on an 8 GiB card.
+pub fn generation_batch(
+    ctx: u64,
+    predicted: u64,
+    available: u64,
+    fa_off: bool,
+    gpus: &[Gpu],
+) -> u64 {
+    if fa_off {
+        let small = gpus
+            .iter()
+            .any(|g| g.free_bytes.min(g.total_bytes) <= 8 * GIB);
+        return if ctx > 4096 && small { 256 } else { 512 };
+    }
+    let fits = |b: u64| {
+        if predicted == 0 || available == 0 {
+            return true;
+        }
+        let threshold = available * 80 / 100;
+        let headroom = match b {
+            2048.. => predicted <= available * 60 / 100,
+            1024.. => predicted <= available * 75 / 100,
+            _ => true,
+        };
+        let surcharge = match b {
+            2048.. => 2 * GIB,
+            1024.. => 768 * MIB,
+            _ => 0,
+        };
+        predicted <= threshold && headroom && surcharge <= threshold - predicted
+    };
+    let mut b = match ctx {
+        c if c > 32768 => 2048,
+        c if c > 4096 => 1024,
+        _ => 512,
+    };
+    while b > 512 && !fits(b) {
+        b = if b > 1024 { 1024 } else { 512 };
+    }
+    b
+}
+
+/// ml/device.go `cudaFlashAttentionSupported`: compute capability ≥ 6.0 and not 7.2 (unknown: yes).
+fn fa_supported(g: &Gpu) -> bool {
+    match g.compute_capability {
+        Some(cc) => cc >= 6.0 && (cc - 7.2).abs() > 1e-6,
+        None => true,
+    }
+}
+
+/// Everything Ollama decides before llama-server starts.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub gpus: Vec<Gpu>,
+    pub num_ctx: u64,
+    pub num_ctx_auto: bool,
+    pub batch: Option<u64>,
+    pub flash_attn: &'static str,
+    pub llama_args: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// Ollama's choices for this model on this machine, and the llama-server command they make.
+pub fn launch(spec: &ModelSpec, weights: &WeightSet, cfg: &OllamaConfig, hw: &Hardware) -> Launch {
+    let mut notes = Vec::new();
+    let visible: Vec<Gpu> = match &cfg.visible_devices {
+        Some(ids) => ids
+            .iter()
+            .filter_map(|&i| hw.gpus.get(i).cloned())
+            .collect(),
+        None => hw.gpus.clone(),
+    };
+    let tier = default_num_ctx(&visible, cfg.gpu_overhead);
+    let num_ctx_auto = cfg.num_ctx.is_none() && cfg.context_length_env.is_none();
+    let mut num_ctx = cfg.num_ctx.or(cfg.context_length_env).unwrap_or(tier);
+    if spec.n_ctx_train > 0 && num_ctx > spec.n_ctx_train {
+        // llm/server.go NewLlamaServer: a num_ctx above the training context is lowered to it
+        notes.push(format!(
+            "num_ctx {num_ctx} is above the model's {}: Ollama lowers it",
+            spec.n_ctx_train
+        ));
+        num_ctx = spec.n_ctx_train;
+    }
+    let np = cfg.num_parallel;
+    let n_ctx = num_ctx * np;
+    let predicted = predict_server_vram(spec, weights, n_ctx);
+    let available_of = |g: &Gpu| {
+        g.free_bytes
+            .saturating_sub(cfg.gpu_overhead + MINIMUM_MEMORY)
+    };
+    // server/sched.go: without OLLAMA_SCHED_SPREAD, the best single GPU that holds the prediction
+    let gpus = if !cfg.sched_spread && visible.len() > 1 && predicted > 0 {
+        match visible
+            .iter()
+            .filter(|g| available_of(g) >= predicted)
+            .max_by_key(|g| available_of(g))
+        {
+            Some(g) => {
+                notes.push(format!(
+                    "Ollama gives the runner one GPU ({}): the prediction {} fits there (OLLAMA_SCHED_SPREAD=1 uses all)",
+                    g.name,
+                    fmt_bytes(predicted)
+                ));
+                vec![g.clone()]
+            }
+            None => visible.clone(),
+        }
+    } else {
+        visible.clone()
+    };
+    let flash_attn = match cfg.flash_attention {
+        Some(true) => "on",
+        Some(false) => "off",
+        None if gpus.iter().all(fa_supported) => "auto",
+        None => "off",
+    };
+    let available: u64 = gpus.iter().map(available_of).sum();
+    let batch = cfg.num_batch.or_else(|| {
+        let b = generation_batch(n_ctx, predicted, available, flash_attn == "off", &gpus);
+        (b != 512).then_some(b)
+    });
+    let mut a: Vec<String> = vec![
+        "-m".into(),
+        cfg.model.clone(),
+        "-c".into(),
+        n_ctx.to_string(),
+        "-np".into(),
+        np.to_string(),
+    ];
+    if let Some(t) = &cfg.kv_cache_type {
+        a.extend([
+            "--cache-type-k".into(),
+            t.clone(),
+            "--cache-type-v".into(),
+            t.clone(),
+        ]);
+    }
+    a.extend(["--flash-attn".into(), flash_attn.into()]);
+    if let Some(b) = batch {
+        a.extend(["-b".into(), b.to_string(), "-ub".into(), b.to_string()]);
+    }
+    if let Some(n) = cfg.num_gpu {
+        a.extend(["-ngl".into(), n.to_string()]);
+    }
+    Launch {
+        gpus,
+        num_ctx,
+        num_ctx_auto,
+        batch,
+        flash_attn,
+        llama_args: a,
+        notes,
+    }
+}
+
+/// The full `check` answer for an Ollama command.
+pub fn plan(
+    spec: &ModelSpec,
+    weights: &WeightSet,
+    cfg: &OllamaConfig,
+    hw: &Hardware,
+) -> MemoryPlan {
+    let l = launch(spec, weights, cfg, hw);
+    let sub_hw = Hardware {
+        gpus: l.gpus.clone(),
+        host_ram_bytes: hw.host_ram_bytes,
+    };
+    let lcfg = match llamacpp::parse("llama-server", &l.llama_args, &[], None) {
+        Ok(c) => c,
+        Err(e) => {
+            // the arguments are built here from validated values; keep the failure visible
+            let mut p = llamacpp::plan(
+                spec,
+                weights,
+                &llamacpp::parse("llama-server", &[], &[], None)
+                    .expect("empty llama-server command parses"),
+                &sub_hw,
+            );
+            p.problems.push(format!(
+                "internal: llama-server arguments {:?} rejected: {e}",
+                l.llama_args
+            ));
+            return p;
+        }
+    };
+    let mut p = llamacpp::plan(spec, weights, &lcfg, &sub_hw);
+    p.engine = "ollama".into();
+    let np = cfg.num_parallel.max(1);
+    p.max_model_len /= np;
+    let mut settings = vec![
+        (
+            "num_ctx".to_string(),
+            format!(
+                "{}{}",
+                l.num_ctx,
+                if l.num_ctx_auto {
+                    " (VRAM-tier default)"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        ("OLLAMA_NUM_PARALLEL".into(), np.to_string()),
+        (
+            "num_batch".into(),
+            l.batch
+                .map(|b| b.to_string())
+                .unwrap_or_else(|| "512 (llama-server default)".into()),
+        ),
+        ("flash_attention".into(), l.flash_attn.into()),
+        ("llama_server_args".into(), l.llama_args.join(" ")),
+    ];
+    settings.append(&mut p.settings);
+    p.settings = settings;
+    let mut notes = l.notes;
+    notes.push("Ollama v0.30.0+ (ollama#16031) semantics: the model runs in llama-server with --fit; modelled as of v0.33.0-rc2".into());
+    if let Some((maj, min, _)) = cfg.release {
+        if (maj, min) < (0, 30) {
+            notes.push(format!(
+                "Ollama {maj}.{min} predates the llama-server runner (v0.30.0): it placed layers with its own estimate (llm/memory.go estimateGPULayers, later the Ollama-engine layout), which is not modelled; this plan uses v0.30+ semantics"
+            ));
+        }
+    }
+    if cfg.gpu_overhead > 0 {
+        notes.push(format!(
+            "OLLAMA_GPU_OVERHEAD {}: lowers the VRAM tier and the scheduler's free memory, not llama-server's own fit",
+            fmt_bytes(cfg.gpu_overhead)
+        ));
+    }
+    notes.append(&mut p.notes);
+    p.notes = notes;
+    p.notes.extend(cfg.notes.iter().cloned());
+    if l.num_ctx_auto && p.verdict == crate::plan::Verdict::DoesNotFit && l.num_ctx > 4096 {
+        let lower = if l.num_ctx > 32768 { 32768 } else { 4096 };
+        p.suggestions.push(format!(
+            "Ollama itself retries a failed load once with num_ctx {lower} (server/sched.go, automatic context only); or set OLLAMA_CONTEXT_LENGTH / PARAMETER num_ctx to at most {}",
+            p.max_model_len
+        ));
+    }
+    p
+}

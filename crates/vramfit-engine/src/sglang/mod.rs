@@ -1,0 +1,363 @@
+//! SGLang (`python -m sglang.launch_server`): its command line, its GPU-dependent defaults and
+//! its memory model.
+//!
+//! ```text
+//! F          = free memory per rank after CUDA/NCCL init      (model_runner.py init_torch_distributed)
+//! rest       = (F − weights) − F × (1 − mem_fraction_static)   (profile_max_num_token)
+//! tokens     = rest // cell_size, to a multiple of page_size, ≤ --max-total-tokens
+//! cell_size  = Σ layers kv_heads_per_rank × (head_dim_k + head_dim_v) × dtype bytes
+//!              MLA: (kv_lora_rank + qk_rope_head_dim) × dtype bytes, on every rank
+//! ```
+//!
+//! Unlike vLLM, SGLang profiles no activation peak: activations and CUDA graphs live in the
+//! `1 − mem_fraction_static` share it leaves free, which its default fraction sizes with a
+//! heuristic ([`args::gpu_defaults`]). Weights per rank are vLLM's (same sharding of linear
+//! layers over TP, vocab-parallel embeddings): [`crate::vllm::weights`].
+
+pub mod args;
+
+use crate::cmdline::{Command, EngineKind};
+use crate::hardware::{Gpu, Hardware};
+use crate::plan::{DevicePlan, HostPlan, KvSummary, MemoryPlan, ModelRef, Verdict};
+use crate::vllm;
+use crate::vllm::kv::{kv_elem_bytes, kv_heads_per_rank};
+pub use args::{parse, SglangConfig};
+use std::ops::Range;
+use vramfit_model::units::{fmt_bytes, GIB, MIB};
+use vramfit_model::{AttentionKind, ModelSpec, TensorDtype, WeightSet};
+
+/// Memory a rank loses before SGLang measures `total_gpu_memory`: the CUDA context and torch's
+/// first allocations (~0.5 GiB on Hopper, as vLLM's logs show), plus NCCL and the custom
+/// all-reduce buffers once TP > 1. The TP term is calibrated on vllm-log-024 (SGLang,
+/// Qwen3-235B-A22B-FP8, TP4 on H100 80GB, fraction 0.93 → 367,404 tokens): 2 GiB more. The log
+/// prints neither the weights nor the free memory, so the split between this term and the
+/// weights (ours: 55.1 GiB per rank, vLLM measured 2 × 27.72 at TP8) rests on that one record.
+pub const INIT_BYTES: u64 = 512 * MIB;
+pub const INIT_TP_BYTES: u64 = 2 * GIB;
+
+/// SGLang's constant metadata reserve (server_args.py `_handle_gpu_memory_settings`: 512 MB).
+/// Its other reserve terms (`chunked_prefill_size × 1.5` MB, `cuda_graph_max_bs × 2` MB) are
+/// deliberately generous: vllm-log-024 runs at fraction 0.93 with 5.6 GiB left for them. The
+/// activation memory is planned with the vLLM profile of the same shapes instead
+/// ([`crate::vllm::profile`]: a `chunked_prefill_size` forward and the sampler rows).
+pub const METADATA_BYTES: u64 = 512 * MIB;
+/// CUDA graphs: SGLang's own 2 MB per batch size of the largest captured (same function). vLLM's
+/// estimate for the same capture sizes (4 GiB here) would not let vllm-log-024 fit in 80 GB.
+pub const GRAPH_BYTES_PER_BS: u64 = 2 * MIB;
+
+/// KV bytes one token takes on a rank holding `layers`.
+pub fn cell_size(spec: &ModelSpec, layers: Range<u64>, tp: u64, elem: u64) -> u64 {
+    spec.layers
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| layers.contains(&(*i as u64)))
+        .map(|(_, l)| match &l.attention {
+            AttentionKind::Mla {
+                kv_lora_rank,
+                rope_dim,
+                ..
+            } => (kv_lora_rank + rope_dim) * elem,
+            a if a.has_kv() && !l.kv_shared => {
+                kv_heads_per_rank(l.n_head_kv, tp) * (l.head_dim_k + l.head_dim_v) * elem
+            }
+            _ => 0,
+        })
+        .sum()
+}
+
+/// The vLLM view of the same weights: SGLang shards linear layers and the vocabulary as vLLM does.
+fn weight_view(cfg: &SglangConfig) -> Option<vllm::VllmConfig> {
+    let mut words = vec![
+        "vllm".to_string(),
+        "serve".into(),
+        cfg.model.clone(),
+        "--tensor-parallel-size".into(),
+        cfg.tp_size.to_string(),
+        "--pipeline-parallel-size".into(),
+        cfg.pp_size.to_string(),
+    ];
+    if let Some(q) = &cfg.quantization {
+        words.extend(["--quantization".into(), q.clone()]);
+    }
+    if let Some(d) = &cfg.dtype {
+        words.extend(["--dtype".into(), d.clone()]);
+    }
+    let cmd = Command {
+        env: Vec::new(),
+        program: "vllm".into(),
+        args: words[1..].to_vec(),
+        engine: Some(EngineKind::Vllm),
+    };
+    vllm::parse(&cmd, None).ok()
+}
+
+/// Weight bytes per pipeline stage (every TP rank of a stage holds the same).
+pub fn stage_weights(
+    spec: &ModelSpec,
+    weights: Option<&WeightSet>,
+    cfg: &SglangConfig,
+) -> (Vec<Range<u64>>, Vec<u64>) {
+    let ranges = vllm::weights::pp_layer_ranges(spec.n_layer(), cfg.pp_size, None)
+        .unwrap_or_else(|_| vec![0..spec.n_layer()]);
+    let Some(vcfg) = weight_view(cfg) else {
+        return (ranges.clone(), vec![0; ranges.len()]);
+    };
+    let exact = weights.filter(|w| {
+        !w.tensors.is_empty()
+            && w.tensors
+                .iter()
+                .all(|t| !matches!(t.dtype, TensorDtype::Ggml(_)))
+    });
+    let bytes = match exact {
+        Some(w) => vllm::weights::exact_stage_bytes(w, spec, &vcfg, &ranges),
+        None => vllm::weights::predicted_stage_bytes(spec, &vcfg, &ranges),
+    };
+    (ranges, bytes)
+}
+
+fn model_dtype_bytes(spec: &ModelSpec, cfg: &SglangConfig) -> u64 {
+    match cfg.dtype.as_deref().map(str::to_ascii_lowercase).as_deref() {
+        Some("float32" | "fp32") => 4,
+        Some("float16" | "half" | "bfloat16" | "bf16" | "fp16") => 2,
+        _ => spec.dtype.bytes().clamp(2, 4),
+    }
+}
+
+/// The GPUs SGLang's ranks run on, in order.
+fn rank_gpus(cfg: &SglangConfig, hw: &Hardware, problems: &mut Vec<String>) -> Vec<Gpu> {
+    let visible: Vec<Gpu> = match &cfg.visible_devices {
+        Some(ids) => ids
+            .iter()
+            .filter_map(|&i| hw.gpus.get(i).cloned())
+            .collect(),
+        None => hw.gpus.clone(),
+    };
+    let world = (cfg.tp_size * cfg.pp_size * cfg.dp_size) as usize;
+    if visible.len() < world {
+        problems.push(format!(
+            "tp × pp × dp = {world} GPUs needed, but {} are visible: add GPUs or lower --tp/--dp",
+            visible.len()
+        ));
+    }
+    visible.into_iter().take(world).collect()
+}
+
+/// The full `check` answer for a SGLang launch.
+pub fn plan(
+    spec: &ModelSpec,
+    weights: Option<&WeightSet>,
+    cfg: &SglangConfig,
+    hw: &Hardware,
+) -> MemoryPlan {
+    let mut problems = Vec::new();
+    let mut notes = cfg.notes.clone();
+    let gpus = rank_gpus(cfg, hw, &mut problems);
+    let total_mib = gpus.first().map(|g| g.total_bytes as f64 / MIB as f64);
+    let defaults = args::gpu_defaults(cfg, total_mib.unwrap_or(0.0));
+    let mfs = match (cfg.mem_fraction_static, total_mib) {
+        (Some(f), _) => f,
+        (None, Some(_)) => defaults.mem_fraction_static,
+        // server_args.py: 0.88 when the GPU memory is unknown
+        (None, None) => 0.88,
+    };
+    let model_len = if spec.n_ctx_train > 0 {
+        spec.n_ctx_train
+    } else {
+        2048
+    };
+    let context_len = cfg.context_length.unwrap_or(model_len);
+    if context_len > model_len {
+        // configs/model_config.py: refused unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1
+        problems.push(format!(
+            "--context-length {context_len} is longer than the model's {model_len}: SGLang refuses it unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
+        ));
+    }
+    let (ranges, stage_bytes) = stage_weights(spec, weights, cfg);
+    let elem = kv_elem_bytes(&cfg.kv_cache_dtype, model_dtype_bytes(spec, cfg));
+    let tp = cfg.tp_size;
+    let init = INIT_BYTES + if tp > 1 { INIT_TP_BYTES } else { 0 };
+    let stage_of = |rank: usize| (rank / tp as usize) % cfg.pp_size as usize;
+    // rest memory is taken as the minimum over ranks (get_available_gpu_memory distributed=True)
+    let mut tokens = u64::MAX;
+    let mut rest_min = i64::MAX;
+    for (r, g) in gpus.iter().enumerate() {
+        let s = stage_of(r);
+        let f = g.free_bytes.saturating_sub(init) as f64;
+        let rest = f - stage_bytes[s] as f64 - f * (1.0 - mfs);
+        let cell = cell_size(spec, ranges[s].clone(), tp, elem).max(1);
+        rest_min = rest_min.min(rest as i64);
+        tokens = tokens.min(if rest > 0.0 {
+            (rest / cell as f64) as u64
+        } else {
+            0
+        });
+    }
+    if gpus.is_empty() {
+        tokens = 0;
+        rest_min = 0;
+    }
+    tokens = tokens / cfg.page_size * cfg.page_size;
+    if let Some(cap) = cfg.max_total_tokens {
+        tokens = tokens.min(cap);
+    }
+    if !gpus.is_empty() && tokens == 0 {
+        problems.push(format!(
+            "weights leave no KV pool: {} of weights per GPU, {} left under --mem-fraction-static {mfs} (SGLang: \"Not enough memory. Please try to increase --mem-fraction-static.\")",
+            fmt_bytes(stage_bytes.iter().copied().max().unwrap_or(0)),
+            fmt_bytes(rest_min.max(0) as u64),
+        ));
+    }
+    if spec
+        .layers
+        .iter()
+        .any(|l| matches!(l.attention, AttentionKind::Recurrent(_)) || l.parallel_ssm.is_some())
+    {
+        problems.push("recurrent (Mamba / linear-attention) layers: SGLang's state pool is not modelled; the token pool is for the attention layers only".into());
+    }
+    if spec.layers.iter().any(|l| l.attention.window().is_some()) {
+        notes.push("sliding-window layers are counted as full attention (SGLang's hybrid SWA pool, --swa-full-tokens-ratio, is not modelled)".into());
+    }
+    // scheduler request slots: model_runner.py `max_num_reqs` default, and its int32 token table
+    let max_num_reqs = cfg
+        .max_running_requests
+        .map(|m| (m / cfg.dp_size).min(tokens / 2))
+        .unwrap_or_else(|| {
+            let est = (tokens as f64 / context_len.max(1) as f64 * 512.0) as u64;
+            est.clamp(2048, 4096).min(tokens.max(1) / 2).max(1)
+        });
+    let req_table = (max_num_reqs + 1) * (context_len + 4) * 4;
+    let chunk = if defaults.chunked_prefill_size > 0 {
+        defaults.chunked_prefill_size as u64
+    } else {
+        cfg.max_prefill_tokens
+    };
+    let profile_of = |stage: usize| {
+        vllm::profile::profile(
+            spec,
+            ranges[stage].clone(),
+            vllm::profile::ProfileInputs {
+                max_num_batched_tokens: chunk,
+                // sampler rows: the largest decode batch SGLang captures a graph for
+                max_num_seqs: defaults.cuda_graph_max_bs.max(1),
+                tp,
+                is_last_stage: stage + 1 == ranges.len(),
+                cuda_graphs: false,
+                act_bytes: model_dtype_bytes(spec, cfg),
+            },
+        )
+    };
+    let mut devices = Vec::new();
+    let mut fits = problems.is_empty();
+    for (r, g) in gpus.iter().enumerate() {
+        let s = stage_of(r);
+        let cell = cell_size(spec, ranges[s].clone(), tp, elem);
+        let prof = profile_of(s);
+        let mut d = DevicePlan {
+            name: g.name.clone(),
+            total_bytes: g.total_bytes,
+            free_bytes: g.free_bytes,
+            weights_bytes: stage_bytes[s],
+            kv_cache_bytes: (tokens * cell) as i64,
+            compute_bytes: prof.activation_bytes,
+            cuda_graph_bytes: if cfg.disable_cuda_graph {
+                0
+            } else {
+                defaults.cuda_graph_max_bs * GRAPH_BYTES_PER_BS
+            },
+            overhead_bytes: init + METADATA_BYTES + prof.non_torch_bytes + req_table,
+            used_bytes: 0,
+        };
+        d.finish();
+        if d.used_bytes > g.free_bytes {
+            fits = false;
+            problems.push(format!(
+                "{} (GPU {r}) needs {} (weights and pool under fraction {mfs}, plus activations and graphs) but has {} free: lower --mem-fraction-static or --chunked-prefill-size / --cuda-graph-max-bs",
+                g.name,
+                fmt_bytes(d.used_bytes),
+                fmt_bytes(g.free_bytes)
+            ));
+        }
+        devices.push(d);
+    }
+    let cell0 = cell_size(spec, ranges[0].clone(), tp, elem);
+    let kv_total: u64 = devices.iter().map(|d| d.kv_cache_bytes.max(0) as u64).sum();
+    let mut suggestions = Vec::new();
+    if !fits && tokens == 0 && stage_bytes.iter().any(|&w| w > 0) {
+        suggestions.push(format!(
+            "raise --tp-size (weights split over more GPUs) or use a quantized checkpoint; {} per GPU of weights need a fraction above {:.2}",
+            fmt_bytes(stage_bytes[0]),
+            gpus.first()
+                .map(|g| stage_bytes[0] as f64 / g.free_bytes.saturating_sub(init).max(1) as f64)
+                .unwrap_or(1.0)
+        ));
+    }
+    let settings = vec![
+        (
+            "mem_fraction_static".to_string(),
+            format!(
+                "{mfs}{}",
+                if cfg.mem_fraction_static.is_none() {
+                    " (default for this GPU)"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        ("context_length".into(), context_len.to_string()),
+        ("max_total_num_tokens".into(), tokens.to_string()),
+        ("max_running_requests".into(), max_num_reqs.to_string()),
+        (
+            "chunked_prefill_size".into(),
+            defaults.chunked_prefill_size.to_string(),
+        ),
+        (
+            "cuda_graph_max_bs".into(),
+            if cfg.disable_cuda_graph {
+                "disabled".into()
+            } else {
+                defaults.cuda_graph_max_bs.to_string()
+            },
+        ),
+        (
+            "cuda_graph_batch_sizes".into(),
+            if cfg.disable_cuda_graph {
+                "0".into()
+            } else {
+                args::cuda_graph_batch_sizes(defaults.cuda_graph_max_bs)
+                    .len()
+                    .to_string()
+            },
+        ),
+        (
+            "kv_cache_dtype".into(),
+            format!("{} ({elem} bytes)", cfg.kv_cache_dtype),
+        ),
+        ("tp_size".into(), tp.to_string()),
+    ];
+    MemoryPlan {
+        engine: "sglang".into(),
+        model: ModelRef {
+            id: spec.id.clone(),
+            architecture: spec.architecture.clone(),
+            params: weights.map(|w| w.total_elems()).unwrap_or(0),
+        },
+        verdict: if fits {
+            Verdict::Fits
+        } else {
+            Verdict::DoesNotFit
+        },
+        devices,
+        host: HostPlan::default(),
+        kv_cache: KvSummary {
+            bytes: kv_total as i64,
+            tokens,
+            bytes_per_token: cell0,
+            max_concurrency: tokens as f64 / context_len.max(1) as f64,
+        },
+        max_model_len: tokens.min(context_len),
+        problems,
+        suggestions,
+        settings,
+        notes,
+    }
+}

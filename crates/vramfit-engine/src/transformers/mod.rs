@@ -1,0 +1,325 @@
+//! HF transformers (+ accelerate, bitsandbytes): `from_pretrained(..., device_map=...)` then
+//! `generate(...)`.
+//!
+//! - weights: the model's tensors in its dtype; with bitsandbytes the linear layers of the blocks
+//!   become 4-bit (0.5 byte per weight + an fp32 absmax per 64-weight block, or with double
+//!   quantization an 8-bit absmax plus an fp32 one per 256 blocks) or int8 (1 byte + an fp32
+//!   scale per output row); embeddings, norms and `lm_head` stay in the model dtype
+//!   (`get_keys_to_not_convert` keeps the output layer).
+//! - placement ([`placement`]): `device_map="auto"` is accelerate's `get_balanced_memory` and
+//!   `infer_auto_device_map`.
+//! - KV: `DynamicCache`, one K and one V per layer of `[batch·beams, kv_heads, seq, head_dim]`,
+//!   grown by `torch.cat` (one layer's old and new copy live together at each step);
+//!   sliding-window layers keep only their window since transformers v4.56 (cache layers
+//!   refactor, `DynamicSlidingWindowLayer`).
+//! - activations: the prefill of one layer over `batch × prompt` tokens with SDPA (no score
+//!   matrix), or eager attention's fp32 scores; logits: `generate` asks for the last position only
+//!   (`logits_to_keep=1`, `num_logits_to_keep` since transformers v4.45) and upcasts it to fp32.
+
+pub mod args;
+pub mod placement;
+
+use crate::hardware::Hardware;
+use crate::plan::{DevicePlan, HostPlan, KvSummary, MemoryPlan, ModelRef, Verdict};
+pub use args::{parse, Bnb, DeviceMap, TransformersConfig};
+use vramfit_model::units::{fmt_bytes, MIB};
+use vramfit_model::{layout, AttentionKind, FfnKind, GgmlType, ModelSpec, WeightSet};
+
+/// PyTorch's CUDA context with cuBLAS/cuDNN handles on first use: 300–600 MiB by GPU and driver;
+/// 512 MiB taken, as for the other engines.
+pub const CUDA_CONTEXT_BYTES: u64 = 512 * MIB;
+/// The caching allocator rounds each large block up to 2 MiB (c10/cuda/CUDACachingAllocator.cpp
+/// kRoundLarge): one rounding per K and V tensor of the cache.
+pub const ALLOC_ROUND_BYTES: u64 = 2 * MIB;
+
+/// Model dtype bytes for the run.
+fn dtype_bytes(spec: &ModelSpec, cfg: &TransformersConfig) -> u64 {
+    match cfg.dtype.as_str() {
+        "float32" => 4,
+        "bfloat16" | "float16" => 2,
+        // `auto`: the checkpoint's; fp8/int checkpoints compute in bf16
+        _ => spec.dtype.bytes().clamp(2, 4),
+    }
+}
+
+/// Bytes of one tensor once loaded, by bitsandbytes setting.
+fn tensor_bytes(name: &str, dims: &[u64], elem: u64, bnb: Bnb) -> u64 {
+    let elems: u64 = dims.iter().product();
+    let quantizable = name.starts_with("blk.") && dims.len() >= 2 && !name.contains("norm");
+    match bnb {
+        _ if !quantizable => elems * elem,
+        Bnb::None => elems * elem,
+        // bitsandbytes Params4bit: packed uint8, blocksize 64 absmax (fp32), or with
+        // compress_statistics an 8-bit absmax + fp32 absmax per 256 blocks + the 256-entry code
+        Bnb::FourBit { double_quant } => {
+            let blocks = elems.div_ceil(64);
+            let stats = if double_quant {
+                blocks + blocks.div_ceil(256) * 4 + 256 * 4
+            } else {
+                blocks * 4
+            };
+            elems.div_ceil(2) + stats
+        }
+        // Int8Params: int8 weight + SCB, one fp32 scale per output row (ggml dims: ne[1] = rows)
+        Bnb::EightBit => elems + dims.get(1).copied().unwrap_or(1) * 4,
+    }
+}
+
+/// Weight bytes of the placement units in order: embeddings, each block, then norm + lm_head.
+pub fn unit_bytes(spec: &ModelSpec, cfg: &TransformersConfig) -> Vec<u64> {
+    let elem = dtype_bytes(spec, cfg);
+    let ws: WeightSet = layout::synthesize(spec, GgmlType::F16);
+    let n = spec.n_layer() as usize;
+    let mut units = vec![0u64; n + 2];
+    for t in &ws.tensors {
+        let b = tensor_bytes(&t.name, &t.dims, elem, cfg.bnb);
+        match t.layer() {
+            Some(l) if (l as usize) < n => units[l as usize + 1] += b,
+            Some(_) => {} // MTP / NextN blocks are not loaded by transformers
+            None if t.name.starts_with("token_embd") => units[0] += b,
+            None => units[n + 1] += b,
+        }
+    }
+    units[0] += spec.vision_params * elem;
+    units
+}
+
+/// KV bytes per token of sequence, per layer, and the length each layer keeps.
+fn kv_layer_bytes(spec: &ModelSpec, elem: u64, seq: u64) -> Vec<u64> {
+    spec.layers
+        .iter()
+        .map(|l| {
+            let per_tok = match &l.attention {
+                // transformers' DeepSeek attention caches the decompressed K (nope + rope) and V
+                AttentionKind::Mla {
+                    rope_dim,
+                    nope_dim,
+                    v_head_dim,
+                    ..
+                } => l.n_head * (nope_dim + rope_dim + v_head_dim),
+                a if a.has_kv() && !l.kv_shared => l.n_head_kv * (l.head_dim_k + l.head_dim_v),
+                _ => 0,
+            };
+            let len = l.attention.window().map(|w| w.min(seq)).unwrap_or(seq);
+            per_tok * len * elem
+        })
+        .collect()
+}
+
+/// Prefill activation peak of one block over `tokens` tokens.
+fn layer_activation(spec: &ModelSpec, cfg: &TransformersConfig, tokens: u64, elem: u64) -> u64 {
+    let h = spec.n_embd;
+    let l = match spec.layers.iter().max_by_key(|l| l.n_head * l.head_dim_k) {
+        Some(l) => l,
+        None => return 0,
+    };
+    let ff = match &l.ffn {
+        FfnKind::Dense { n_ff } => *n_ff,
+        _ => spec
+            .moe
+            .as_ref()
+            .map(|m| m.n_ff_exp * m.n_expert_used + m.n_ff_shexp)
+            .unwrap_or(4 * h),
+    };
+    let qkv = (l.n_head + 2 * l.n_head_kv) * l.head_dim_k;
+    // residual, normed input, attention output, output projection + q/k/v + gate, up, act·up
+    let mut bytes = tokens * (4 * h + qkv + 3 * ff) * elem;
+    if cfg.attn_implementation == "eager" {
+        // eager: scores and softmax in fp32 for every head, per sequence of the batch
+        let per_seq = tokens / cfg.batch_size.max(1);
+        bytes += cfg.batch_size * l.n_head * per_seq * per_seq * (elem + 4);
+    }
+    bytes
+}
+
+/// Sizes for one total sequence length (prompt + new tokens).
+struct Sizes {
+    kv: Vec<u64>,
+    activation: u64,
+    logits: u64,
+    cat_temp: u64,
+}
+
+fn sizes(spec: &ModelSpec, cfg: &TransformersConfig, prompt: u64, seq: u64) -> Sizes {
+    let elem = dtype_bytes(spec, cfg);
+    let rows = cfg.batch_size * cfg.num_beams;
+    let mut kv: Vec<u64> = if cfg.use_cache {
+        kv_layer_bytes(spec, elem, seq)
+            .into_iter()
+            .map(|b| b * rows)
+            .collect()
+    } else {
+        vec![0; spec.layers.len()]
+    };
+    let (conv, ssm) = spec.recurrent_state_elems();
+    if conv + ssm > 0 && !kv.is_empty() {
+        kv[0] += (conv + ssm) * rows * 4;
+    }
+    let logits = if cfg.full_prefill_logits {
+        // the whole prompt's logits in the model dtype, then upcast to fp32 (before v4.45)
+        cfg.batch_size * prompt * spec.n_vocab * (elem + 4)
+    } else {
+        // last position: model dtype, fp32 copy, processed scores and probabilities
+        rows * spec.n_vocab * (elem + 3 * 4)
+    };
+    let cat_temp = if cfg.static_cache {
+        0
+    } else {
+        kv.iter().copied().max().unwrap_or(0)
+    };
+    Sizes {
+        kv,
+        activation: layer_activation(spec, cfg, cfg.batch_size * prompt, elem),
+        logits,
+        cat_temp,
+    }
+}
+
+/// The full `check` answer for a transformers run.
+pub fn plan(spec: &ModelSpec, cfg: &TransformersConfig, hw: &Hardware) -> MemoryPlan {
+    let units = unit_bytes(spec, cfg);
+    let mut problems = Vec::new();
+    let mut notes = cfg.notes.clone();
+    let place = placement::place(&units, cfg, hw, &mut notes, &mut problems);
+    let seq = cfg.prompt_tokens + cfg.max_new_tokens;
+    let layout = |prompt: u64, seq: u64| -> (Vec<DevicePlan>, u64) {
+        let s = sizes(spec, cfg, prompt, seq);
+        let mut devs: Vec<DevicePlan> = hw
+            .gpus
+            .iter()
+            .map(|g| DevicePlan {
+                name: g.name.clone(),
+                total_bytes: g.total_bytes,
+                free_bytes: g.free_bytes,
+                ..Default::default()
+            })
+            .collect();
+        let mut host_kv = 0;
+        for (u, dev) in place.unit_device.iter().enumerate() {
+            let Some(d) = dev else {
+                if (1..=s.kv.len()).contains(&u) {
+                    host_kv += s.kv[u - 1];
+                }
+                continue;
+            };
+            let dp = &mut devs[*d];
+            dp.weights_bytes += units[u];
+            if (1..=s.kv.len()).contains(&u) {
+                dp.kv_cache_bytes += s.kv[u - 1] as i64;
+                dp.compute_bytes = dp.compute_bytes.max(s.activation);
+                dp.overhead_bytes += 2 * ALLOC_ROUND_BYTES;
+            }
+            if u == units.len() - 1 {
+                dp.compute_bytes += s.logits;
+            }
+        }
+        for dp in devs.iter_mut() {
+            if dp.weights_bytes > 0 || dp.kv_cache_bytes > 0 {
+                dp.compute_bytes += s.cat_temp.min(dp.kv_cache_bytes.max(0) as u64);
+                dp.overhead_bytes += CUDA_CONTEXT_BYTES;
+            }
+            dp.finish();
+        }
+        (devs, host_kv)
+    };
+    let fits = |devs: &[DevicePlan]| devs.iter().all(|d| d.used_bytes <= d.free_bytes);
+    let (devices, host_kv) = layout(cfg.prompt_tokens, seq);
+    let ok = fits(&devices) && problems.is_empty();
+    for (i, d) in devices.iter().enumerate() {
+        if d.used_bytes > d.free_bytes {
+            problems.push(format!(
+                "{} (GPU {i}) needs {} but has {} free: lower --batch-size, --prompt-tokens or --max-new-tokens, load in 4-bit, or let --device-map auto offload",
+                d.name,
+                fmt_bytes(d.used_bytes),
+                fmt_bytes(d.free_bytes)
+            ));
+        }
+    }
+    // the longest prompt + new tokens that fits, new tokens unchanged
+    let limit = spec.n_ctx_train.max(seq);
+    let fits_at = |total: u64| {
+        let prompt = total.saturating_sub(cfg.max_new_tokens).max(1);
+        fits(&layout(prompt, total).0)
+    };
+    let max_len = if !fits_at(cfg.max_new_tokens + 1) {
+        0
+    } else if fits_at(limit) {
+        limit
+    } else {
+        let (mut lo, mut hi) = (cfg.max_new_tokens + 1, limit);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if fits_at(mid) {
+                lo = mid
+            } else {
+                hi = mid
+            }
+        }
+        lo
+    };
+    let mut suggestions = Vec::new();
+    if !ok && max_len > cfg.max_new_tokens {
+        suggestions.push(format!(
+            "--prompt-tokens {} fits with the other settings unchanged",
+            max_len - cfg.max_new_tokens
+        ));
+    }
+    if !ok && cfg.bnb == Bnb::None {
+        suggestions.push(
+            "--load-in-4bit (bitsandbytes nf4) stores the block weights in ~0.56 byte per weight"
+                .into(),
+        );
+    }
+    let elem = dtype_bytes(spec, cfg);
+    let kv_total: u64 = devices
+        .iter()
+        .map(|d| d.kv_cache_bytes.max(0) as u64)
+        .sum::<u64>()
+        + host_kv;
+    let rows = cfg.batch_size * cfg.num_beams;
+    let settings = vec![
+        ("dtype".to_string(), format!("{} ({elem} bytes)", cfg.dtype)),
+        ("quantization".into(), format!("{:?}", cfg.bnb)),
+        ("device_map".into(), format!("{:?}", cfg.device_map)),
+        ("batch × beams".into(), rows.to_string()),
+        (
+            "sequence".into(),
+            format!("{} prompt + {} new", cfg.prompt_tokens, cfg.max_new_tokens),
+        ),
+        (
+            "attn_implementation".into(),
+            cfg.attn_implementation.clone(),
+        ),
+        ("layers_per_device".into(), place.summary.clone()),
+    ];
+    MemoryPlan {
+        engine: "transformers".into(),
+        model: ModelRef {
+            id: spec.id.clone(),
+            architecture: spec.architecture.clone(),
+            params: 0,
+        },
+        verdict: if ok {
+            Verdict::Fits
+        } else {
+            Verdict::DoesNotFit
+        },
+        devices,
+        host: HostPlan {
+            weights_bytes: place.host_weights,
+            kv_cache_bytes: host_kv,
+            compute_bytes: 0,
+        },
+        kv_cache: KvSummary {
+            bytes: kv_total as i64,
+            tokens: seq * rows,
+            bytes_per_token: spec.kv_bytes_per_token(elem as f64),
+            max_concurrency: rows as f64,
+        },
+        max_model_len: max_len,
+        problems,
+        suggestions,
+        settings,
+        notes,
+    }
+}
