@@ -17,9 +17,9 @@ pub enum EngineKind {
     Sglang,
 }
 
-// vLLM, vllm/v1/metrics/loggers.py (v0.8+): KV usage as a 0..1 fraction despite the "perc" name.
+// vLLM, vllm/v1/metrics/loggers.py, added by PR #18354 (2025): KV usage 0..1 despite "perc".
 const VLLM_KV_NEW: &str = "vllm:kv_cache_usage_perc";
-// vLLM, vllm/engine/metrics.py (v0) and loggers.py until its removal: the deprecated name.
+// vLLM, vllm/engine/metrics.py (v0) and v1 loggers.py: deprecated by PR #18354, later hidden.
 const VLLM_KV_OLD: &str = "vllm:gpu_cache_usage_perc";
 // vLLM, vllm/v1/metrics/loggers.py and vllm/engine/metrics.py: scheduler gauges.
 const VLLM_RUNNING: &str = "vllm:num_requests_running";
