@@ -298,3 +298,12 @@ I srv    load_model: initializing, n_slots = 1, n_ctx_slot = 50176, kv_unified =
     let failed = format!("{log}\nE graph_reserve: failed to allocate compute buffers");
     assert_eq!(diagnose(&failed).cause, Cause::ActivationPeak);
 }
+
+#[test]
+fn no_cache_blocks_on_the_versions_with_profiling_fragmentation() {
+    let log = "INFO 12-20 10:00:00 llm_engine.py:72] Initializing an LLM engine (v0.2.6) with config: model='meta-llama/Llama-2-70b-hf', tensor_parallel_size=4\n\
+ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.";
+    assert_eq!(diagnose(log).cause, Cause::Fragmentation);
+    let later = log.replace("v0.2.6", "v0.6.4");
+    assert_eq!(diagnose(&later).cause, Cause::KvCache);
+}

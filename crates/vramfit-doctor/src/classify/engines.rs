@@ -117,8 +117,32 @@ fn kv_too_small(
     ))
 }
 
+/// `0.2.6`, `v0.2.7.post1` -> (0, 2, 6)
+fn version_triple(v: &str) -> Option<(u64, u64, u64)> {
+    let mut it = v
+        .trim_start_matches('v')
+        .split(|c: char| !c.is_ascii_digit());
+    Some((
+        it.next()?.parse().ok()?,
+        it.next()?.parse().ok()?,
+        it.next()?.parse().ok()?,
+    ))
+}
+
 fn no_cache_blocks(ctx: &Context) -> Finding {
     let head = "vLLM had no memory left for KV cache blocks after weights, activations and non-torch memory";
+    // vllm#2248 (maintainers): 0.2.5-0.2.7 measured free memory after profiling without
+    // releasing the allocator's cached blocks, so fragmentation left zero KV blocks
+    let version = ctx
+        .settings
+        .engine_version
+        .as_deref()
+        .and_then(version_triple);
+    if version.is_some_and(|v| ((0, 2, 5)..=(0, 2, 7)).contains(&v)) {
+        return Finding::new(Cause::Fragmentation, 0.7, format!("{head}: vLLM 0.2.5-0.2.7 counted the allocator blocks cached by its profiling run as used (fragmentation during profiling, vllm#2248)."))
+            .fix(Fix::action("upgrade vLLM: later releases empty the allocator cache before measuring"))
+            .fix(Fix::flag("--enforce-eager", "", "less to profile and capture meanwhile"));
+    }
     let breakdown = ctx.find(|e| match e {
         LogEvent::VllmBreakdown {
             weights,
@@ -183,7 +207,7 @@ fn no_cache_blocks(ctx: &Context) -> Finding {
                 f = f.fix(Fix::flag("--max-num-batched-tokens", pow2_floor(b / 2), format!("halves the profiled activation peak (now {b})")));
             }
             f.fix(Fix::flag("--enforce-eager", "", "no CUDA graphs to budget for"))
-                .fix(Fix::action("upgrade vLLM: versions before 0.2.7 measured free memory without emptying the allocator cache (vllm#2248)"))
+                .fix(Fix::action("upgrade vLLM: 0.2.5-0.2.7 counted allocator blocks cached by the profiling run as used, leaving no KV blocks; later releases empty the cache before measuring (vllm#2248)"))
         }
     }
 }
