@@ -144,5 +144,10 @@ fn timeline_ends_at_the_snapshot_state_and_marks_the_oom() {
     let svg = svg::render(&tls, "oom <test>");
     assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
     assert!(svg.contains(">OOM</text>"));
+    // the OOM ends the trace: its marker is at the plot's right edge (LEFT 90 + width 850)
+    assert!(
+        svg.contains(r#"<line x1="940.0" y1="46" x2="940.0" y2="216" stroke="red""#),
+        "{svg}"
+    );
     assert!(svg.contains("oom &lt;test&gt;"), "the title is escaped");
 }

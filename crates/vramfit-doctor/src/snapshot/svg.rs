@@ -117,10 +117,15 @@ fn panel(s: &mut String, tl: &DeviceTimeline, title: &str, y0: f64) {
     }
     for &i in &tl.ooms {
         let x = px(xval(&tl.points[i]));
+        // the label goes left of the line when the OOM is near the right edge (it usually ends the trace)
+        let (label_x, anchor) = if x > LEFT + plot_w - 40.0 {
+            (x - 3.0, "end")
+        } else {
+            (x + 3.0, "start")
+        };
         let _ = write!(
             s,
-            r#"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{bottom}" stroke="red" stroke-dasharray="4 3"/><text x="{:.1}" y="{:.1}" fill="red">OOM</text>"#,
-            x + 3.0,
+            r#"<line x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{bottom}" stroke="red" stroke-dasharray="4 3"/><text x="{label_x:.1}" y="{:.1}" fill="red" text-anchor="{anchor}">OOM</text>"#,
             top + 12.0
         );
     }
