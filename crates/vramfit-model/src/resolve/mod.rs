@@ -143,6 +143,9 @@ fn from_dir(id: &str, dir: &Path, opts: &ResolveOptions) -> Result<Resolved, Res
 /// Resolve a model name, path or repo id.
 pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveError> {
     let mut tried = Vec::new();
+    if query.starts_with("http://") || query.starts_with("https://") {
+        return from_url(query, opts);
+    }
     let p = Path::new(query);
     if p.exists() {
         if p.is_dir() {
@@ -255,6 +258,79 @@ fn from_hub(repo: &str, opts: &ResolveOptions) -> Result<Resolved, String> {
     Ok(Resolved {
         spec,
         weights,
+        gguf_quant: None,
+        gguf_file_type: None,
+        source,
+    })
+}
+
+/// A model behind a URL: a `.gguf` (header read by range requests), a `.safetensors` file or
+/// `model.safetensors.index.json` (headers, with `config.json` from the same folder), or a
+/// `config.json`.
+fn from_url(url: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveError> {
+    let client = HubClient::new(opts.hub.clone());
+    let lower = url.to_ascii_lowercase();
+    let path = lower.split(['?', '#']).next().unwrap_or(&lower).to_string();
+    let base = url.rsplit_once('/').map(|(b, _)| b).unwrap_or(url);
+    let name = url
+        .rsplit('/')
+        .next()
+        .unwrap_or(url)
+        .split(['?', '#'])
+        .next()
+        .unwrap_or(url)
+        .to_string();
+    let read_err = |e: String| ResolveError::Read(format!("{url}: {e}"));
+    if path.ends_with(".gguf") {
+        let src =
+            crate::remote::HttpSource::open(&client, url).map_err(|e| read_err(e.to_string()))?;
+        let g = crate::gguf::read_gguf(&src).map_err(|e| read_err(e.to_string()))?;
+        let spec = spec_from_gguf(&name, &g).map_err(read_err)?;
+        let st = src.stats();
+        return Ok(Resolved {
+            weights: Some(g.weight_set()),
+            gguf_file_type: g.get_u64("general.file_type"),
+            spec,
+            gguf_quant: None,
+            source: format!(
+                "GGUF header of {url} ({} bytes in {} requests)",
+                st.bytes_fetched, st.round_trips
+            ),
+        });
+    }
+    let config_url = if path.ends_with("config.json") {
+        url.to_string()
+    } else {
+        format!("{base}/config.json")
+    };
+    let bytes = client
+        .fetch_small(&config_url, 16 << 20)
+        .map_err(|e| read_err(e.to_string()))?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes)
+        .map_err(|e| read_err(format!("config.json is not JSON: {e}")))?;
+    let id = base.rsplit('/').next().unwrap_or(&name).to_string();
+    let mut spec = spec_from_config(&id, &v).map_err(|e| read_err(e.to_string()))?;
+    spec.provenance.source = format!("config.json at {config_url}");
+    let ckpt_url = if path.ends_with(".safetensors") || path.ends_with(".index.json") {
+        url.to_string()
+    } else {
+        base.to_string()
+    };
+    let ckpt = if opts.read_headers {
+        crate::safetensors::read_checkpoint_url(&client, &ckpt_url).ok()
+    } else {
+        None
+    };
+    let source = match ckpt.as_ref().and_then(|c| c.fetch.clone()) {
+        Some(f) => format!(
+            "{} + safetensors headers ({} bytes in {} requests)",
+            spec.provenance.source, f.bytes_fetched, f.round_trips
+        ),
+        None => spec.provenance.source.clone(),
+    };
+    Ok(Resolved {
+        spec,
+        weights: ckpt.map(|c| c.weights),
         gguf_quant: None,
         gguf_file_type: None,
         source,
