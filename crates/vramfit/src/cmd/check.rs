@@ -7,7 +7,7 @@ use crate::error::{CliError, CmdResult};
 use crate::gpu_spec;
 use crate::render;
 use vramfit_engine::cmdline::{Command, EngineKind};
-use vramfit_engine::{llamacpp, vllm, Hardware, MemoryPlan, Verdict};
+use vramfit_engine::{llamacpp, ollama, sglang, transformers, vllm, Hardware, MemoryPlan, Verdict};
 use vramfit_model::resolve::Resolved;
 use vramfit_model::WeightSet;
 
@@ -70,10 +70,40 @@ pub fn check(
             let weights = gguf_weights(&r)?;
             Ok(llamacpp::plan(&r.spec, &weights, &cfg, hw))
         }
-        Some(other) => Err(CliError::input(format!(
-            "{} commands are not modelled yet by `check`; vLLM and llama.cpp (llama-server, llama-cli, llama-bench) are",
-            other.name()
-        ))),
+        Some(EngineKind::Ollama) => {
+            let read = |p: &str| std::fs::read_to_string(p).map_err(|e| e.to_string());
+            let cfg = ollama::parse(&cmd, version, &read).map_err(|e| CliError::input(e.to_string()))?;
+            let mut r = match ollama::tags::resolve(&cfg.model) {
+                Some(ollama::tags::OllamaModel::Library { repo, quant }) => {
+                    let mut r = load(&repo)?;
+                    r.gguf_quant.get_or_insert(quant);
+                    r
+                }
+                Some(ollama::tags::OllamaModel::HfRepo(id)) => load(&id)?,
+                Some(ollama::tags::OllamaModel::Path(p)) => load(&p)?,
+                None => {
+                    return Err(CliError::input(format!(
+                        "Ollama model '{}' is not in vramfit's tag table: name it as hf.co/ORG/NAME-GGUF:QUANT or give the GGUF path",
+                        cfg.model
+                    )))
+                }
+            };
+            if r.gguf_quant.is_none() && r.weights.is_none() {
+                r.gguf_quant = Some("Q4_K_M".into());
+            }
+            let weights = gguf_weights(&r)?;
+            Ok(ollama::plan(&r.spec, &weights, &cfg, hw))
+        }
+        Some(EngineKind::Sglang) => {
+            let cfg = sglang::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
+            let r = load(&cfg.model)?;
+            Ok(sglang::plan(&r.spec, r.weights.as_ref(), &cfg, hw))
+        }
+        Some(EngineKind::Transformers) => {
+            let cfg = transformers::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
+            let r = load(&cfg.model)?;
+            Ok(transformers::plan(&r.spec, &cfg, hw))
+        }
         None => Err(CliError::input(format!(
             "'{}' is not a serving command vramfit knows: paste a vllm, llama-server/llama-cli, ollama, sglang or transformers command after --",
             cmd.program
