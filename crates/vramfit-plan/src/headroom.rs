@@ -83,3 +83,11 @@ pub fn vllm(hw: &Hardware) -> Headroom {
         ),
     }
 }
+
+/// A fixed amount per GPU, as the user asked (`--headroom`).
+pub fn fixed(hw: &Hardware, bytes: u64) -> Headroom {
+    Headroom {
+        bytes: vec![bytes; hw.gpus.len()],
+        why: format!("kept free per GPU: {} as asked with --headroom", fmt_bytes(bytes)),
+    }
+}

@@ -10,8 +10,9 @@ use crate::headroom::Headroom;
 use crate::plan::{command_line, Plan, Setting};
 use crate::speed;
 use std::collections::BTreeMap;
+use vramfit_engine::llamacpp::args::{Override, Target};
 use vramfit_engine::llamacpp::{self, placement, LlamaCppConfig};
-use vramfit_engine::{Hardware, Verdict};
+use vramfit_engine::{DevicePlan, Hardware, HostPlan, KvSummary, Verdict};
 use vramfit_model::units::{fmt_bytes, MIB};
 use vramfit_model::weights::layer_of;
 use vramfit_model::{GgmlType, ModelSpec, WeightSet};
@@ -120,6 +121,28 @@ impl<'a> Setup<'a> {
         llamacpp::parse(&argv[0], &argv[1..], &[], None).expect("the solver's own command parses")
     }
 
+    /// The same config for the searches: `--n-cpu-moe N` becomes one equivalent `-ot` rule
+    /// (one regex instead of the N that llama.cpp's `llm_ffn_exps_cpu_override` makes, and
+    /// the engine crate compiles on every layout); [`Setup::plan`] lays out the printed
+    /// command itself, and the tests check both agree.
+    pub fn search_config(&self, k: &Knobs) -> LlamaCppConfig {
+        let mut kk = k.clone();
+        kk.n_cpu_moe = None;
+        let mut cfg = self.config(&kk);
+        if let Some(n) = k.n_cpu_moe.filter(|n| *n > 0) {
+            let layers: Vec<String> = (0..n.min(self.n_blocks)).map(|i| i.to_string()).collect();
+            let pat = format!(
+                r"blk\.({})\.ffn_(up|down|gate|gate_up)_(ch|)exps",
+                layers.join("|")
+            );
+            cfg.overrides.push(Override {
+                pattern: regex::Regex::new(&pat).expect("layer-number alternation is a valid regex"),
+                target: Target::Cpu,
+            });
+        }
+        cfg
+    }
+
     fn fits_cfg(&self, cfg: &LlamaCppConfig, n_ctx: u64) -> bool {
         let l = llamacpp::layout(self.spec, self.weights, cfg, &self.hw, n_ctx);
         self.hw
@@ -131,13 +154,13 @@ impl<'a> Setup<'a> {
 
     /// Does the launch fit the planned free memory?
     pub fn fits(&self, k: &Knobs) -> bool {
-        self.fits_cfg(&self.config(k), k.ctx * k.np)
+        self.fits_cfg(&self.search_config(k), k.ctx * k.np)
     }
 
     /// The largest context per slot (a multiple of 256, at most the training context) that fits
     /// with the other knobs; 0 when 256 does not.
     pub fn max_ctx(&self, k: &Knobs) -> u64 {
-        let cfg = self.config(k);
+        let cfg = self.search_config(k);
         let ok = |c: u64| self.fits_cfg(&cfg, c * 256 * k.np);
         let top = (self.spec.n_ctx_train / 256).max(1);
         if !ok(1) {
@@ -285,11 +308,37 @@ impl<'a> Setup<'a> {
     pub fn plan(&self, k: &Knobs, why_ctx: String, why_offload: Option<String>) -> Plan {
         let cfg = self.config(k);
         let argv = self.argv(k);
-        let mut mp = llamacpp::plan(self.spec, self.weights, &cfg, &self.hw);
-        // the real free memory goes in the report; the plan was solved against free − headroom
-        for (d, g) in mp.devices.iter_mut().zip(&self.real_hw.gpus) {
-            d.free_bytes = g.free_bytes;
-        }
+        // the engine's layout of the printed command (what `check` computes), without check's
+        // own searches and suggestions
+        let l = llamacpp::layout(self.spec, self.weights, &cfg, &self.hw, k.ctx * k.np);
+        let devices: Vec<DevicePlan> = self
+            .real_hw
+            .gpus
+            .iter()
+            .enumerate()
+            .map(|(d, g)| {
+                let mut dp = DevicePlan {
+                    name: g.name.clone(),
+                    total_bytes: g.total_bytes,
+                    free_bytes: g.free_bytes,
+                    weights_bytes: l.weights[d],
+                    kv_cache_bytes: l.kv[d] as i64,
+                    compute_bytes: l.compute[d],
+                    cuda_graph_bytes: 0,
+                    overhead_bytes: l.overhead[d],
+                    used_bytes: 0,
+                };
+                dp.finish();
+                dp
+            })
+            .collect();
+        let fits = self
+            .hw
+            .gpus
+            .iter()
+            .enumerate()
+            .all(|(d, g)| l.used(d) <= g.free_bytes);
+        let kv_total = l.kv.iter().sum::<u64>() + l.host_kv;
         let max_context = self.max_ctx(k);
         let max_concurrency = self.max_np(k);
         let n_dev = self.hw.gpus.len();
@@ -335,7 +384,7 @@ impl<'a> Setup<'a> {
                 why: format!(
                     "{} KV cache, {} per token",
                     kvb,
-                    fmt_bytes(mp.kv_cache.bytes_per_token)
+                    fmt_bytes(l.kv_bytes_per_token)
                 ),
             },
             Setting {
@@ -398,14 +447,23 @@ impl<'a> Setup<'a> {
             argv,
             env,
             settings,
-            verdict: if mp.verdict == Verdict::Fits {
+            verdict: if fits {
                 Verdict::Fits
             } else {
                 Verdict::DoesNotFit
             },
-            devices: mp.devices,
-            host: mp.host,
-            kv_cache: mp.kv_cache,
+            devices,
+            host: HostPlan {
+                weights_bytes: l.host_weights,
+                kv_cache_bytes: l.host_kv,
+                compute_bytes: l.host_compute,
+            },
+            kv_cache: KvSummary {
+                bytes: kv_total as i64,
+                tokens: l.ctx.n_ctx,
+                bytes_per_token: l.kv_bytes_per_token,
+                max_concurrency: l.ctx.n_ctx as f64 / l.ctx.n_ctx_seq.max(1) as f64,
+            },
             max_model_len: k.ctx,
             max_context,
             concurrency: k.np,

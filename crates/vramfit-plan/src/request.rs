@@ -90,6 +90,9 @@ pub struct Request {
     pub goal: Goal,
     /// GGUF quants to consider (llama.cpp); None: the common ladder
     pub quants: Option<Vec<String>>,
+    /// bytes to keep free per GPU instead of the measured-error policy of [`crate::headroom`]
+    /// (e.g. 1 GiB, llama.cpp's `--fit-target` default)
+    pub headroom: Option<u64>,
 }
 
 /// The smallest context a plan is offered with when none is asked: llama.cpp's `--fit-ctx`

@@ -179,7 +179,10 @@ pub fn fit(m: &Model, hw: &Hardware, req: &Request) -> Result<FitResult, PlanErr
         match e {
             Engine::LlamaCpp => {
                 for (q, w) in m.ggufs(req.quants.as_deref())? {
-                    let h = headroom::llamacpp(&w, hw);
+                    let h = match req.headroom {
+                        Some(b) => headroom::fixed(hw, b),
+                        None => headroom::llamacpp(&w, hw),
+                    };
                     let s = llamacpp::Setup::new(m.spec(), &w, m.llama_args(&q), q.clone(), hw, h);
                     plans.extend(llama_plans(&s, req));
                 }
@@ -201,7 +204,10 @@ pub fn fit(m: &Model, hw: &Hardware, req: &Request) -> Result<FitResult, PlanErr
                     spec: m.spec(),
                     model: m.repo(),
                     hw,
-                    headroom: headroom::vllm(hw),
+                    headroom: match req.headroom {
+                        Some(b) => headroom::fixed(hw, b),
+                        None => headroom::vllm(hw),
+                    },
                 };
                 plans.extend(vllm::plans(&s, req));
             }

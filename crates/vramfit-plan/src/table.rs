@@ -133,6 +133,7 @@ pub fn table(
                         concurrency: None,
                         goal: Goal::Quality,
                         quants: None,
+                        headroom: None,
                     };
                     let p = vllm::plans_for(&s, &req, &[w], &["auto"], false)
                         .into_iter()

@@ -224,27 +224,13 @@ pub fn plans_for(
             };
             let mut fit = setup.max_len(&k);
             if fit < min_len && offload {
-                // weights in host RAM, streamed over PCIe each step: the fewest whole GiB
-                let budget = (first.total_bytes as f64 * gmu) as u64;
-                let (mut lo, mut hi) = (0u64, 2 * budget.div_ceil(GIB) * tp.max(1) + 64);
-                let ok = |g: u64| {
-                    let mut kk = k.clone();
-                    kk.cpu_offload_gib = g;
-                    setup.max_len(&kk) >= min_len
-                };
-                if !ok(hi) {
-                    continue;
-                }
-                while hi - lo > 1 {
-                    let mid = (lo + hi) / 2;
-                    if ok(mid) {
-                        hi = mid
-                    } else {
-                        lo = mid
+                match min_offload(setup, &k, min_len) {
+                    Some(g) => {
+                        k.cpu_offload_gib = g;
+                        fit = setup.max_len(&k);
                     }
+                    None => continue,
                 }
-                k.cpu_offload_gib = hi;
-                fit = setup.max_len(&k);
             }
             let len = req.context.unwrap_or(fit).min(fit);
             if len == 0 || len < min_len {
@@ -263,6 +249,37 @@ pub fn plans_for(
         }
     }
     out
+}
+
+/// The fewest whole GiB of `--cpu-offload-gb` that let `min_len` tokens start. Offloading X
+/// bytes lowers a worker's weights by X and so raises its KV pool by X (gpu_worker.py: the
+/// pool is what is left after the weights), so the first guess comes from one plan's pool
+/// deficit; a few evaluations then confirm it is the fewest.
+fn min_offload(setup: &Setup, k: &Knobs, min_len: u64) -> Option<u64> {
+    let probe = |g: u64| {
+        let mut kk = k.clone();
+        kk.cpu_offload_gib = g;
+        kk.max_model_len = Some(min_len);
+        setup.evaluate(&kk)
+    };
+    let p0 = probe(0);
+    let workers = p0.devices.len().max(1) as u64;
+    let need = p0.kv_cache.bytes_per_token / workers * min_len.div_ceil(16) * 16;
+    let worst = p0.devices.iter().map(|d| d.kv_cache_bytes).min().unwrap_or(0);
+    let weights = p0.devices.iter().map(|d| d.weights_bytes).max().unwrap_or(0);
+    let mut g = ((need as i64 - worst).max(0) as u64).div_ceil(GIB).max(1);
+    let cap = weights.div_ceil(GIB) + 1;
+    let fits = |g: u64| probe(g).verdict == Verdict::Fits;
+    while !fits(g) {
+        g += 1;
+        if g > cap {
+            return None;
+        }
+    }
+    while g > 1 && fits(g - 1) {
+        g -= 1;
+    }
+    Some(g)
 }
 
 fn render(setup: &Setup, k: &Knobs, mp: MemoryPlan, max_context: u64, max_conc: u64) -> Plan {

@@ -8,7 +8,7 @@ use crate::gpu_spec;
 use crate::render::bar;
 use std::fmt::Write;
 use vramfit_engine::{Gpu, Hardware};
-use vramfit_model::units::{fmt_bytes, parse_context, GIB};
+use vramfit_model::units::{fmt_bytes, parse_context, parse_size, GIB};
 use vramfit_plan::solve::{self, FitResult, Model};
 use vramfit_plan::{Engine, Goal, Request};
 
@@ -37,6 +37,10 @@ pub struct Args {
     /// GGUF quants to consider for llama.cpp (comma-separated); default: BF16 … Q2_K.
     #[arg(long)]
     pub quants: Option<String>,
+    /// Memory to keep free per GPU instead of the measured-error headroom (e.g. 1GiB, as
+    /// llama.cpp's --fit keeps).
+    #[arg(long)]
+    pub headroom: Option<String>,
     /// Plans to print (all in --json).
     #[arg(long, default_value_t = 5)]
     pub top: usize,
@@ -118,6 +122,7 @@ pub fn request(
                 .filter(|s| !s.is_empty())
                 .collect()
         }),
+        headroom: None,
     })
 }
 
@@ -130,6 +135,12 @@ pub fn run(args: Args) -> CmdResult {
         &args.goal,
         args.quants.as_deref(),
     )?;
+    let mut req = req;
+    if let Some(h) = &args.headroom {
+        req.headroom = Some(parse_size(h).map_err(|_| {
+            CliError::input(format!("--headroom '{h}' is not a size: write 1GiB or 512MiB"))
+        })?);
+    }
     let model = Model::load(&args.model).map_err(|e| CliError::input(e.to_string()))?;
     let res = solve::fit(&model, &hw, &req).map_err(|e| CliError::input(e.to_string()))?;
     if args.json {
