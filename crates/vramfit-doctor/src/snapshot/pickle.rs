@@ -101,8 +101,12 @@ pub enum PickleErrorKind {
     Truncated,
     #[error("the data ends without a STOP opcode (truncated file?)")]
     NoStop,
+    #[error("the file is empty")]
+    Empty,
     #[error("unsupported pickle protocol {0} (2 to 5 are read)")]
     Protocol(u8),
+    #[error("starts with byte 0x{0:02x}, not the PROTO opcode 0x80 that protocol 2-5 pickles start with")]
+    NotPickle(u8),
     #[error("unsupported opcode 0x{0:02x} (not part of the protocol 2-5 subset snapshots use)")]
     Opcode(u8),
     #[error("opcode 0x{0:02x} needs more items on the stack than there are")]
@@ -523,8 +527,12 @@ impl<'a> Machine<'a> {
     fn step(&mut self) -> Step<bool> {
         let op = match self.take(1) {
             Ok(b) => b[0],
+            Err(_) if self.data.is_empty() => return Err(PickleErrorKind::Empty),
             Err(_) => return Err(PickleErrorKind::NoStop),
         };
+        if self.op_at == 0 && op != 0x80 {
+            return Err(PickleErrorKind::NotPickle(op));
+        }
         match op {
             0x80 => {
                 // PROTO
@@ -538,7 +546,7 @@ impl<'a> Machine<'a> {
                 // FRAME: a length hint for buffering; the opcodes simply follow.
                 let len = self.u64()?;
                 if len > (self.data.len() - self.pos) as u64 {
-                    return Err(PickleErrorKind::BadLength(len));
+                    return Err(PickleErrorKind::Truncated);
                 }
             }
             b'.' => return Ok(true),
@@ -834,9 +842,14 @@ mod tests {
         // no STOP
         let e = read(b"\x80\x04]").unwrap_err();
         assert_eq!(e.kind, PickleErrorKind::NoStop);
-        // protocol 0 text opcode
+        // protocol 0 (no PROTO), and a protocol 0 text opcode after PROTO
         let e = read(b"I1\n.").unwrap_err();
+        assert_eq!(e.kind, PickleErrorKind::NotPickle(b'I'));
+        let e = read(b"\x80\x02I1\n.").unwrap_err();
         assert_eq!(e.kind, PickleErrorKind::Opcode(b'I'));
+        // a FRAME longer than the file
+        let e = read(b"\x80\x04\x95\xff\x00\x00\x00\x00\x00\x00\x00N.").unwrap_err();
+        assert_eq!(e.kind, PickleErrorKind::Truncated);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use crate::error::{CliError, CmdResult};
 use std::fmt::Write;
+use std::io::Write as _;
 use std::path::PathBuf;
 use vramfit_doctor::snapshot::{
     self, analysis::SnapshotReport, svg, timeline, Analysis, SnapshotFormat,
@@ -57,14 +58,20 @@ pub fn run(args: Args) -> CmdResult {
             CliError::input(format!("cannot write SVG to '{}': {e}", out.display()))
         })?;
     }
-    if args.json {
+    let text = if args.json {
         let json = serde_json::to_string_pretty(&analysis.report)
             .map_err(|e| CliError::input(e.to_string()))?;
-        println!("{json}");
+        json + "\n"
     } else {
-        print!("{}", report_text(&file_label(&name), &analysis, args.top));
+        report_text(&file_label(&name), &analysis, args.top)
+    };
+    // A reader that stops early (`| head`) is not an error.
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(CliError::input(format!("cannot write the report: {e}")))
+        }
+        _ => Ok(0),
     }
-    Ok(0)
 }
 
 fn file_label(path: &str) -> String {
