@@ -5,13 +5,17 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use vramfit_doctor::snapshot::{analyze_bytes, svg, timeline};
 
 fn make_snapshot(protocol: u8) -> Option<(Vec<u8>, Value)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let script = root.join("scripts/make_oom_snapshot.py");
+    // tests run in parallel: each call writes its own file
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, Ordering::SeqCst);
     let out_path: PathBuf = std::env::temp_dir().join(format!(
-        "vramfit-oom-{}-p{protocol}.pickle",
+        "vramfit-oom-{}-{call}-p{protocol}.pickle",
         std::process::id()
     ));
     let out = match Command::new("python3")
