@@ -217,7 +217,8 @@ fn launch_and_plan_on_a_4090() {
         &w,
         &cfg("OLLAMA_NUM_PARALLEL=2 OLLAMA_KV_CACHE_TYPE=q8_0 ollama run llama3.1:8b"),
         &machine,
-    );
+    )
+    .unwrap();
     assert_eq!(p.engine, "ollama");
     assert_eq!(p.verdict, Verdict::Fits);
     assert_eq!(p.kv_cache.tokens, 65536);
@@ -228,7 +229,8 @@ fn launch_and_plan_on_a_4090() {
         &w,
         &cfg("OLLAMA_NUM_PARALLEL=2 ollama run llama3.1:8b"),
         &machine,
-    );
+    )
+    .unwrap();
     assert!(f16.kv_cache.bytes > p.kv_cache.bytes);
     assert!(p.max_model_len >= 32768);
 }
@@ -250,13 +252,15 @@ fn one_gpu_unless_spread() {
         &w,
         &cfg("ollama run qwen3:8b --num-ctx 8192"),
         &machine,
-    );
+    )
+    .unwrap();
     assert_eq!(one.devices.len(), 1);
     let two = ollama::plan(
         &spec,
         &w,
         &cfg("OLLAMA_SCHED_SPREAD=1 ollama run qwen3:8b --num-ctx 8192"),
         &machine,
-    );
+    )
+    .unwrap();
     assert_eq!(two.devices.len(), 2);
 }

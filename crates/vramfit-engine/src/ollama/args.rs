@@ -83,8 +83,11 @@ fn env_bool(v: &str) -> bool {
     )
 }
 
+/// What a Modelfile says: its `FROM`, and its `PARAMETER name value` lines in order.
+pub type Modelfile = (Option<String>, Vec<(String, String)>);
+
 /// The options and `FROM` of a Modelfile's text.
-pub fn read_modelfile(text: &str) -> Result<(Option<String>, Vec<(String, String)>), EngineError> {
+pub fn read_modelfile(text: &str) -> Result<Modelfile, EngineError> {
     let mut from = None;
     let mut params = Vec::new();
     for line in text.lines() {

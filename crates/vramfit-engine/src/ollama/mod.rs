@@ -217,36 +217,20 @@ pub fn launch(spec: &ModelSpec, weights: &WeightSet, cfg: &OllamaConfig, hw: &Ha
     }
 }
 
-/// The full `check` answer for an Ollama command.
+/// The full `check` answer for an Ollama command. Errs only if llama.cpp's reader refuses the
+/// command built from Ollama's settings (a value Ollama would pass on and llama-server reject).
 pub fn plan(
     spec: &ModelSpec,
     weights: &WeightSet,
     cfg: &OllamaConfig,
     hw: &Hardware,
-) -> MemoryPlan {
+) -> Result<MemoryPlan, crate::error::EngineError> {
     let l = launch(spec, weights, cfg, hw);
     let sub_hw = Hardware {
         gpus: l.gpus.clone(),
         host_ram_bytes: hw.host_ram_bytes,
     };
-    let lcfg = match llamacpp::parse("llama-server", &l.llama_args, &[], None) {
-        Ok(c) => c,
-        Err(e) => {
-            // the arguments are built here from validated values; keep the failure visible
-            let mut p = llamacpp::plan(
-                spec,
-                weights,
-                &llamacpp::parse("llama-server", &[], &[], None)
-                    .expect("empty llama-server command parses"),
-                &sub_hw,
-            );
-            p.problems.push(format!(
-                "internal: llama-server arguments {:?} rejected: {e}",
-                l.llama_args
-            ));
-            return p;
-        }
-    };
+    let lcfg = llamacpp::parse("llama-server", &l.llama_args, &[], None)?;
     let mut p = llamacpp::plan(spec, weights, &lcfg, &sub_hw);
     p.engine = "ollama".into();
     let np = cfg.num_parallel.max(1);
@@ -301,5 +285,5 @@ pub fn plan(
             p.max_model_len
         ));
     }
-    p
+    Ok(p)
 }

@@ -98,7 +98,7 @@ pub fn stage_weights(
     cfg: &SglangConfig,
 ) -> (Vec<Range<u64>>, Vec<u64>) {
     let ranges = vllm::weights::pp_layer_ranges(spec.n_layer(), cfg.pp_size, None)
-        .unwrap_or_else(|_| vec![0..spec.n_layer()]);
+        .unwrap_or_else(|_| std::iter::once(0..spec.n_layer()).collect());
     let Some(vcfg) = weight_view(cfg) else {
         return (ranges.clone(), vec![0; ranges.len()]);
     };

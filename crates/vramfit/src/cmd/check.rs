@@ -92,7 +92,7 @@ pub fn check(
                 r.gguf_quant = Some("Q4_K_M".into());
             }
             let weights = gguf_weights(&r)?;
-            Ok(ollama::plan(&r.spec, &weights, &cfg, hw))
+            ollama::plan(&r.spec, &weights, &cfg, hw).map_err(|e| CliError::input(e.to_string()))
         }
         Some(EngineKind::Sglang) => {
             let cfg = sglang::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
