@@ -134,6 +134,8 @@ pub enum FormatError {
     NotASnapshot(&'static str),
     #[error("{at}: '{key}' is missing")]
     Missing { at: String, key: &'static str },
+    #[error("the file names more segments, blocks and trace entries than its {0} bytes can hold (the same objects referenced again and again); a crafted file?")]
+    Amplified(usize),
     #[error("{at}: '{key}' is {found}, expected {expected}")]
     Type {
         at: String,
@@ -151,6 +153,7 @@ pub fn from_pickle(p: &Pickle) -> Result<Snapshot, FormatError> {
         sites: Vec::new(),
         site_index: HashMap::new(),
         site_of_frames: HashMap::new(),
+        budget: item_budget(p),
     };
     let (segments_v, traces_v) = if p.as_dict(root).is_some() {
         let segs = p.get(root, "segments").ok_or(FormatError::Missing {
@@ -206,10 +209,29 @@ struct Reader<'p> {
     site_index: HashMap<String, u32>,
     /// Frame lists are shared objects: their site is worked out once per list.
     site_of_frames: HashMap<NodeId, Option<u32>>,
+    /// Segments, blocks and trace entries still allowed (see [`item_budget`]).
+    budget: usize,
+}
+
+/// Each segment, block or trace entry of a real file is its own dict of several keys: at least
+/// EMPTY_DICT, MARK, SETITEMS and two memo-referenced keys with their values, over 8 pickle bytes
+/// (real files average ~270). Only memo references (a crafted file) can name more items than that.
+fn item_budget(p: &Pickle) -> usize {
+    p.input_len / 8 + 16
 }
 
 impl Reader<'_> {
+    /// Counts one more item against the budget.
+    fn spend(&mut self) -> Result<(), FormatError> {
+        self.budget = self
+            .budget
+            .checked_sub(1)
+            .ok_or(FormatError::Amplified(self.p.input_len))?;
+        Ok(())
+    }
+
     fn segment(&mut self, v: Value, i: usize) -> Result<(Segment, bool), FormatError> {
+        self.spend()?;
         let p = self.p;
         let v = p.unwrap(v);
         let at = format!("segments[{i}]");
@@ -251,6 +273,7 @@ impl Reader<'_> {
         let mut legacy = false;
         let mut next_address = address;
         for (j, b) in blocks_items.iter().enumerate() {
+            self.spend()?;
             let bat = format!("{at}.blocks[{j}]");
             let b = p.unwrap(*b);
             if p.as_dict(b).is_none() {
@@ -321,6 +344,7 @@ impl Reader<'_> {
     }
 
     fn trace_entry(&mut self, v: Value, d: usize, i: usize) -> Result<TraceEntry, FormatError> {
+        self.spend()?;
         let p = self.p;
         let v = p.unwrap(v);
         let at = format!("device_traces[{d}][{i}]");
@@ -563,6 +587,29 @@ mod tests {
             oom.diagnosis, "capacity",
             "3 MiB > 1 MiB cached + 123456 free"
         );
+    }
+
+    #[test]
+    fn memo_amplification_is_refused() {
+        // {'segments': [s] * 20000} where s has one block: pickle writes s once and then 19999
+        // BINGETs, so 40 KB name 40000 segments and blocks (two bytes per segment and block).
+        let mut data = b"\x80\x02}q\x00X\x08\x00\x00\x00segmentsq\x01]q\x02(}q\x03(X\x07\x00\x00\x00addressq\x04K\x00X\n\x00\x00\x00total_sizeq\x05K\x10X\x06\x00\x00\x00blocksq\x06]q\x07}q\x08(X\x04\x00\x00\x00sizeq\tK\x10X\x05\x00\x00\x00stateq\nX\x08\x00\x00\x00inactiveq\x0bua".to_vec();
+        data.extend(b"u");
+        for _ in 0..19_999 {
+            data.extend(b"h\x03");
+        }
+        data.extend(b"es.");
+        let p = pickle::read(&data).unwrap();
+        let e = match from_pickle(&p) {
+            Ok(s) => panic!(
+                "accepted {} segments from {} bytes",
+                s.segments.len(),
+                data.len()
+            ),
+            Err(e) => e,
+        };
+        assert_eq!(e, FormatError::Amplified(data.len()));
+        assert!(e.to_string().contains("crafted"), "{e}");
     }
 
     #[test]

@@ -51,6 +51,7 @@ impl<'a> Machine<'a> {
                         nodes: self.nodes,
                         root,
                         protocol: self.protocol,
+                        input_len: self.data.len(),
                     });
                 }
                 Ok(false) => {}

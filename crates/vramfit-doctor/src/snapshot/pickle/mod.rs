@@ -135,6 +135,9 @@ pub struct Pickle {
     root: Value,
     /// The protocol named by PROTO (0 when absent).
     pub protocol: u8,
+    /// Size of the input in bytes: what readers of the tree compare their work against, since
+    /// memo references can make a small file name the same object any number of times.
+    pub input_len: usize,
 }
 
 impl Pickle {
