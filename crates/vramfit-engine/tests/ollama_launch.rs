@@ -264,3 +264,54 @@ fn one_gpu_unless_spread() {
     .unwrap();
     assert_eq!(two.devices.len(), 2);
 }
+
+/// The Ollama README's model table (ollama/ollama README.md at 379fd64fa, 2026-02-12) gives the
+/// download size of each default tag (GB, 2 significant digits). The file the table's repo and
+/// quant predict must match it: this checks the tag table's quant choices on published data.
+/// Multimodal tags (gemma3, llama3.2-vision) carry a vision tower and are left out. `llama3.1`
+/// is printed, not asserted: the README's 4.7 / 231 GB are Q4_0 sizes while the table holds
+/// Q4_K_M (see tags.rs); the assertion below pins that those sizes are Q4_0's.
+#[test]
+fn default_tags_match_the_readme_sizes() {
+    let readme: &[(&str, f64)] = &[
+        ("llama3.2", 2.0),
+        ("llama3.2:1b", 1.3),
+        ("llama3.3", 43.0),
+        ("qwq", 20.0),
+        ("deepseek-r1", 4.7),
+        ("phi4", 9.1),
+        ("phi4-mini", 2.5),
+        ("mistral", 4.1),
+    ];
+    let mut bad = Vec::new();
+    for (tag, gb) in readme {
+        let Some(OllamaModel::Library { repo, quant: q }) = tags::resolve(tag) else {
+            panic!("{tag} not in the table")
+        };
+        let m = vramfit_model::catalog::lookup::find_model(&repo).unwrap();
+        let spec = vramfit_model::hf_config::spec_from_config(&m.id, &m.config).unwrap();
+        let ft = quant::FileType::parse(&q).unwrap().ftype;
+        let w = quant::predict(&layout::synthesize(&spec, GgmlType::BF16), &spec, ft, false);
+        let pred = w.total_bytes() as f64 / 1e9;
+        println!("{tag:16} {q:8} predicted {pred:7.2} GB, README {gb} GB");
+        if (pred / gb - 1.0).abs() > 0.04 {
+            bad.push(format!("{tag} {q}: {pred:.2} GB vs {gb}"));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:?}");
+    for (tag, gb) in [("llama3.1:8b-q4_0", 4.7), ("llama3.1:405b-q4_0", 231.0)] {
+        let Some(OllamaModel::Library { repo, quant: q }) = tags::resolve(tag) else {
+            panic!("{tag}")
+        };
+        assert_eq!(q, "Q4_0");
+        let m = vramfit_model::catalog::lookup::find_model(&repo).unwrap();
+        let spec = vramfit_model::hf_config::spec_from_config(&m.id, &m.config).unwrap();
+        let ft = quant::FileType::parse(&q).unwrap().ftype;
+        let w = quant::predict(&layout::synthesize(&spec, GgmlType::BF16), &spec, ft, false);
+        let pred = w.total_bytes() as f64 / 1e9;
+        assert!(
+            (pred / gb - 1.0).abs() < 0.04,
+            "{tag}: {pred:.2} GB vs README {gb}"
+        );
+    }
+}

@@ -1,10 +1,14 @@
 //! Ollama library names (`llama3.1:8b`, `qwen3:30b-a3b`, `gemma3:27b-it-qat`) → the Hugging Face
 //! repo the GGUF was made from and the quant Ollama's tag ships.
 //!
-//! Data, not logic. Source: the tag pages of ollama.com/library (each default tag is an alias of a
-//! `SIZE-instruct-QUANT` tag; `q4_K_M` for most models, `q4_0` for Google's QAT builds, the
-//! native MXFP4 for gpt-oss). Written from those pages as of 2026; not re-checked offline, so an
-//! explicit quant in the tag (`llama3.1:8b-instruct-q8_0`) always wins over the table.
+//! Data, not logic. Sources: the tag pages of ollama.com/library (each default tag is an alias of
+//! a `SIZE-instruct-QUANT` tag: `q4_K_M` for most models, `q4_0` for older uploads and Google's
+//! QAT builds, the native MXFP4 for gpt-oss), written from memory of those pages (not reachable
+//! offline); checked against the download sizes of the Ollama README's model table
+//! (ollama/ollama README.md @379fd64fa, 2026-02-12) where it lists the tag: that check moved
+//! `mistral` to q4_0 (4.1 GB) and `llama3.2:1b` to q8_0 (1.3 GB). The README's `llama3.1` sizes
+//! (4.7 GB, 405b 231 GB) are Q4_0's; the table keeps Q4_K_M (believed re-uploaded, 4.9 GB) —
+//! unverified. An explicit quant in the tag (`llama3.1:8b-instruct-q8_0`) always wins.
 
 /// One library model: name, size tag, HF repo, default quant.
 pub struct Tag {
@@ -24,70 +28,21 @@ const fn t(name: &'static str, size: &'static str, repo: &'static str, quant: &'
 }
 
 /// The first entry of a name is what the bare name (`llama3.1`, `:latest`) pulls.
+#[rustfmt::skip]
 pub const TAGS: &[Tag] = &[
-    t(
-        "llama3.1",
-        "8b",
-        "meta-llama/Llama-3.1-8B-Instruct",
-        "Q4_K_M",
-    ),
-    t(
-        "llama3.1",
-        "70b",
-        "meta-llama/Llama-3.1-70B-Instruct",
-        "Q4_K_M",
-    ),
-    t(
-        "llama3.1",
-        "405b",
-        "meta-llama/Llama-3.1-405B-Instruct",
-        "Q4_K_M",
-    ),
-    t(
-        "llama3.2",
-        "3b",
-        "meta-llama/Llama-3.2-3B-Instruct",
-        "Q4_K_M",
-    ),
-    t(
-        "llama3.2",
-        "1b",
-        "meta-llama/Llama-3.2-1B-Instruct",
-        "Q4_K_M",
-    ),
-    t(
-        "llama3.3",
-        "70b",
-        "meta-llama/Llama-3.3-70B-Instruct",
-        "Q4_K_M",
-    ),
-    t(
-        "llama3",
-        "8b",
-        "meta-llama/Meta-Llama-3-8B-Instruct",
-        "Q4_0",
-    ),
-    t(
-        "llama3",
-        "70b",
-        "meta-llama/Meta-Llama-3-70B-Instruct",
-        "Q4_0",
-    ),
+    t("llama3.1", "8b", "meta-llama/Llama-3.1-8B-Instruct", "Q4_K_M"),
+    t("llama3.1", "70b", "meta-llama/Llama-3.1-70B-Instruct", "Q4_K_M"),
+    t("llama3.1", "405b", "meta-llama/Llama-3.1-405B-Instruct", "Q4_K_M"),
+    t("llama3.2", "3b", "meta-llama/Llama-3.2-3B-Instruct", "Q4_K_M"),
+    t("llama3.2", "1b", "meta-llama/Llama-3.2-1B-Instruct", "Q8_0"),
+    t("llama3.3", "70b", "meta-llama/Llama-3.3-70B-Instruct", "Q4_K_M"),
+    t("llama3", "8b", "meta-llama/Meta-Llama-3-8B-Instruct", "Q4_0"),
+    t("llama3", "70b", "meta-llama/Meta-Llama-3-70B-Instruct", "Q4_0"),
     t("llama2", "7b", "meta-llama/Llama-2-7b-hf", "Q4_0"),
     t("llama2", "13b", "meta-llama/Llama-2-13b-hf", "Q4_0"),
     t("llama2", "70b", "meta-llama/Llama-2-70b-hf", "Q4_0"),
-    t(
-        "llama4",
-        "16x17b",
-        "meta-llama/Llama-4-Scout-17B-16E-Instruct",
-        "Q4_K_M",
-    ),
-    t(
-        "llama4",
-        "128x17b",
-        "meta-llama/Llama-4-Maverick-17B-128E-Instruct",
-        "Q4_K_M",
-    ),
+    t("llama4", "16x17b", "meta-llama/Llama-4-Scout-17B-16E-Instruct", "Q4_K_M"),
+    t("llama4", "128x17b", "meta-llama/Llama-4-Maverick-17B-128E-Instruct", "Q4_K_M"),
     t("qwen3", "8b", "Qwen/Qwen3-8B", "Q4_K_M"),
     t("qwen3", "0.6b", "Qwen/Qwen3-0.6B", "Q4_K_M"),
     t("qwen3", "1.7b", "Qwen/Qwen3-1.7B", "Q4_K_M"),
@@ -98,12 +53,7 @@ pub const TAGS: &[Tag] = &[
     t("qwen3", "30b", "Qwen/Qwen3-30B-A3B", "Q4_K_M"),
     t("qwen3", "235b-a22b", "Qwen/Qwen3-235B-A22B", "Q4_K_M"),
     t("qwen3", "235b", "Qwen/Qwen3-235B-A22B", "Q4_K_M"),
-    t(
-        "qwen3-next",
-        "80b",
-        "Qwen/Qwen3-Next-80B-A3B-Instruct",
-        "Q4_K_M",
-    ),
+    t("qwen3-next", "80b", "Qwen/Qwen3-Next-80B-A3B-Instruct", "Q4_K_M"),
     t("qwen2.5", "7b", "Qwen/Qwen2.5-7B-Instruct", "Q4_K_M"),
     t("qwen2.5", "0.5b", "Qwen/Qwen2.5-0.5B-Instruct", "Q4_K_M"),
     t("qwen2.5", "1.5b", "Qwen/Qwen2.5-1.5B-Instruct", "Q4_K_M"),
@@ -111,18 +61,8 @@ pub const TAGS: &[Tag] = &[
     t("qwen2.5", "14b", "Qwen/Qwen2.5-14B-Instruct", "Q4_K_M"),
     t("qwen2.5", "32b", "Qwen/Qwen2.5-32B-Instruct", "Q4_K_M"),
     t("qwen2.5", "72b", "Qwen/Qwen2.5-72B-Instruct", "Q4_K_M"),
-    t(
-        "qwen2.5-coder",
-        "7b",
-        "Qwen/Qwen2.5-Coder-7B-Instruct",
-        "Q4_K_M",
-    ),
-    t(
-        "qwen2.5-coder",
-        "32b",
-        "Qwen/Qwen2.5-Coder-32B-Instruct",
-        "Q4_K_M",
-    ),
+    t("qwen2.5-coder", "7b", "Qwen/Qwen2.5-Coder-7B-Instruct", "Q4_K_M"),
+    t("qwen2.5-coder", "32b", "Qwen/Qwen2.5-Coder-32B-Instruct", "Q4_K_M"),
     t("qwq", "32b", "Qwen/QwQ-32B", "Q4_K_M"),
     t("gemma3", "4b", "google/gemma-3-4b-it", "Q4_K_M"),
     t("gemma3", "1b", "google/gemma-3-1b-it", "Q4_K_M"),
@@ -131,122 +71,32 @@ pub const TAGS: &[Tag] = &[
     t("gemma2", "9b", "google/gemma-2-9b-it", "Q4_0"),
     t("gemma2", "2b", "google/gemma-2-2b-it", "Q4_0"),
     t("gemma2", "27b", "google/gemma-2-27b-it", "Q4_0"),
-    t(
-        "mistral",
-        "7b",
-        "mistralai/Mistral-7B-Instruct-v0.3",
-        "Q4_K_M",
-    ),
-    t(
-        "mistral-nemo",
-        "12b",
-        "mistralai/Mistral-Nemo-Instruct-2407",
-        "Q4_0",
-    ),
-    t(
-        "mistral-small",
-        "24b",
-        "mistralai/Mistral-Small-24B-Instruct-2501",
-        "Q4_K_M",
-    ),
-    t(
-        "mistral-small3.1",
-        "24b",
-        "mistralai/Mistral-Small-3.1-24B-Instruct-2503",
-        "Q4_K_M",
-    ),
-    t(
-        "mixtral",
-        "8x7b",
-        "mistralai/Mixtral-8x7B-Instruct-v0.1",
-        "Q4_0",
-    ),
-    t(
-        "mixtral",
-        "8x22b",
-        "mistralai/Mixtral-8x22B-Instruct-v0.1",
-        "Q4_0",
-    ),
+    t("mistral", "7b", "mistralai/Mistral-7B-Instruct-v0.3", "Q4_0"),
+    t("mistral-nemo", "12b", "mistralai/Mistral-Nemo-Instruct-2407", "Q4_0"),
+    t("mistral-small", "24b", "mistralai/Mistral-Small-24B-Instruct-2501", "Q4_K_M"),
+    t("mistral-small3.1", "24b", "mistralai/Mistral-Small-3.1-24B-Instruct-2503", "Q4_K_M"),
+    t("mixtral", "8x7b", "mistralai/Mixtral-8x7B-Instruct-v0.1", "Q4_0"),
+    t("mixtral", "8x22b", "mistralai/Mixtral-8x22B-Instruct-v0.1", "Q4_0"),
     t("phi4", "14b", "microsoft/phi-4", "Q4_K_M"),
-    t(
-        "phi4-mini",
-        "3.8b",
-        "microsoft/Phi-4-mini-instruct",
-        "Q4_K_M",
-    ),
+    t("phi4-mini", "3.8b", "microsoft/Phi-4-mini-instruct", "Q4_K_M"),
     t("phi3.5", "3.8b", "microsoft/Phi-3.5-mini-instruct", "Q4_0"),
     t("gpt-oss", "20b", "openai/gpt-oss-20b", "MXFP4_MOE"),
     t("gpt-oss", "120b", "openai/gpt-oss-120b", "MXFP4_MOE"),
-    t(
-        "deepseek-r1",
-        "7b",
-        "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B",
-        "Q4_K_M",
-    ),
-    t(
-        "deepseek-r1",
-        "1.5b",
-        "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B",
-        "Q4_K_M",
-    ),
-    t(
-        "deepseek-r1",
-        "14b",
-        "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B",
-        "Q4_K_M",
-    ),
-    t(
-        "deepseek-r1",
-        "32b",
-        "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B",
-        "Q4_K_M",
-    ),
-    t(
-        "deepseek-r1",
-        "70b",
-        "deepseek-ai/DeepSeek-R1-Distill-Llama-70B",
-        "Q4_K_M",
-    ),
+    t("deepseek-r1", "7b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", "Q4_K_M"),
+    t("deepseek-r1", "1.5b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "Q4_K_M"),
+    t("deepseek-r1", "14b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B", "Q4_K_M"),
+    t("deepseek-r1", "32b", "deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", "Q4_K_M"),
+    t("deepseek-r1", "70b", "deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "Q4_K_M"),
     t("deepseek-r1", "671b", "deepseek-ai/DeepSeek-R1", "Q4_K_M"),
     t("deepseek-v3", "671b", "deepseek-ai/DeepSeek-V3", "Q4_K_M"),
     t("deepseek-v2", "16b", "deepseek-ai/DeepSeek-V2-Lite", "Q4_0"),
     t("command-r", "35b", "CohereForAI/c4ai-command-r-v01", "Q4_0"),
-    t(
-        "command-r7b",
-        "7b",
-        "CohereForAI/c4ai-command-r7b-12-2024",
-        "Q4_K_M",
-    ),
-    t(
-        "granite3.1-dense",
-        "8b",
-        "ibm-granite/granite-3.1-8b-instruct",
-        "Q4_K_M",
-    ),
-    t(
-        "smollm2",
-        "1.7b",
-        "HuggingFaceTB/SmolLM2-1.7B-Instruct",
-        "Q8_0",
-    ),
-    t(
-        "smollm2",
-        "135m",
-        "HuggingFaceTB/SmolLM2-135M-Instruct",
-        "F16",
-    ),
-    t(
-        "smollm2",
-        "360m",
-        "HuggingFaceTB/SmolLM2-360M-Instruct",
-        "F16",
-    ),
-    t(
-        "tinyllama",
-        "1.1b",
-        "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
-        "Q4_0",
-    ),
+    t("command-r7b", "7b", "CohereForAI/c4ai-command-r7b-12-2024", "Q4_K_M"),
+    t("granite3.1-dense", "8b", "ibm-granite/granite-3.1-8b-instruct", "Q4_K_M"),
+    t("smollm2", "1.7b", "HuggingFaceTB/SmolLM2-1.7B-Instruct", "Q8_0"),
+    t("smollm2", "135m", "HuggingFaceTB/SmolLM2-135M-Instruct", "F16"),
+    t("smollm2", "360m", "HuggingFaceTB/SmolLM2-360M-Instruct", "F16"),
+    t("tinyllama", "1.1b", "TinyLlama/TinyLlama-1.1B-Chat-v1.0", "Q4_0"),
     t("falcon3", "7b", "tiiuae/Falcon3-7B-Instruct", "Q4_K_M"),
     t("glm4", "9b", "THUDM/GLM-4-9B-0414", "Q4_K_M"),
 ];
