@@ -176,7 +176,7 @@ fn sliding_window_layers_are_capped() {
 fn device_map_placement() {
     let s = spec("meta-llama/Llama-3.1-8B-Instruct");
     let two = gpus(&[24 * GIB, 24 * GIB]);
-    let auto = transformers::plan(&s, &cfg("transformers m --dtype bf16 --device-map auto --max-memory 0:6GiB,1:6GiB --prompt-tokens 1024 --max-new-tokens 256"), &two);
+    let auto = transformers::plan(&s, &cfg("transformers m --dtype bf16 --device-map auto --max-memory 0:6GiB,1:6GiB,cpu:64GiB --prompt-tokens 1024 --max-new-tokens 256"), &two);
     assert!(auto.devices[0].weights_bytes > 0 && auto.devices[1].weights_bytes > 0);
     assert!(auto.devices.iter().all(|d| d.weights_bytes <= 6 * GIB));
     assert!(
@@ -188,6 +188,17 @@ fn device_map_placement() {
     assert_eq!(balanced.host.weights_bytes, 0);
     assert!(
         balanced.devices[0].weights_bytes < 9 * GIB && balanced.devices[1].weights_bytes > 6 * GIB
+    );
+    // 4-bit that spills to the CPU is refused by bitsandbytes at load
+    let spill = transformers::plan(&s, &cfg("transformers m --load-in-4bit --device-map auto --max-memory 0:2GiB --prompt-tokens 512 --max-new-tokens 64"), &two);
+    assert_eq!(spill.verdict, Verdict::DoesNotFit);
+    assert!(
+        spill
+            .problems
+            .iter()
+            .any(|p| p.contains("llm_int8_enable_fp32_cpu_offload")),
+        "{:?}",
+        spill.problems
     );
     let one = gpus(&[12 * GIB]);
     let single = transformers::plan(

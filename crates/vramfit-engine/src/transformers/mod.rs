@@ -10,8 +10,8 @@
 //!   `infer_auto_device_map`.
 //! - KV: `DynamicCache`, one K and one V per layer of `[batch·beams, kv_heads, seq, head_dim]`,
 //!   grown by `torch.cat` (one layer's old and new copy live together at each step);
-//!   sliding-window layers keep only their window since transformers v4.56 (cache layers
-//!   refactor, `DynamicSlidingWindowLayer`).
+//!   sliding-window layers keep only their window in the layered cache (cache_utils.py
+//!   `DynamicSlidingWindowLayer`, transformers 4.5x and 5.x; older releases kept every token).
 //! - activations: the prefill of one layer over `batch × prompt` tokens with SDPA (no score
 //!   matrix), or eager attention's fp32 scores; logits: `generate` asks for the last position only
 //!   (`logits_to_keep=1`, `num_logits_to_keep` since transformers v4.45) and upcasts it to fp32.

@@ -1,14 +1,19 @@
-//! `device_map` placement as accelerate does it (utils/modeling.py, accelerate v1.x):
+//! `device_map` placement as accelerate does it (accelerate v1.x utils/modeling.py; in
+//! transformers 5.x the same steps live in transformers/integrations/accelerate.py
+//! `_get_device_map`):
 //!
-//! - `max_memory` not given: each GPU's free memory (`get_max_memory` reads `mem_get_info`).
+//! - `max_memory` not given: each GPU's free memory (`get_max_memory` reads `mem_get_info`; a
+//!   process that already holds reserved-but-unallocated memory adds it back).
 //! - `auto` / `balanced` (`get_balanced_memory`): with one GPU and no `max_memory`, 90 % of it
 //!   ("a good compromise"); with several, every GPU but the last is capped at
 //!   `model size / n_gpus + the largest block`, the last keeps its whole budget.
 //! - bitsandbytes: the quantizer's `adjust_max_memory` takes 90 % of every budget (room for the
 //!   buffers created while quantizing).
 //! - `infer_auto_device_map`: units in order (embeddings, blocks, norm + lm_head), never split,
-//!   fill the current device and move on; the main device (GPU 0) keeps room for the largest block
-//!   (offloaded blocks are brought there to run). What no GPU takes goes to `cpu`, then `disk`.
+//!   fill the current device and move on; the main device (GPU 0) keeps room for the largest
+//!   remaining block (offloaded blocks are brought there to run). What no GPU takes goes to `cpu`,
+//!   then `disk` (bitsandbytes refuses cpu/disk modules unless
+//!   `llm_int8_enable_fp32_cpu_offload=True`: a problem in the plan).
 
 use super::args::{DeviceMap, TransformersConfig};
 use crate::hardware::Hardware;
@@ -64,11 +69,16 @@ pub fn place(
         };
     }
     let user_set = cfg.max_memory.is_some();
+    // get_max_memory: a given max_memory names the devices used; an unlisted GPU or cpu gets
+    // nothing (what does not fit the listed devices goes to disk)
     let mut budgets: Vec<u64> = hw
         .gpus
         .iter()
         .enumerate()
-        .map(|(i, g)| budget_of(cfg, &i.to_string()).unwrap_or(g.free_bytes))
+        .map(|(i, g)| match &cfg.max_memory {
+            Some(_) => budget_of(cfg, &i.to_string()).unwrap_or(0),
+            None => g.free_bytes,
+        })
         .collect();
     if cfg.device_map == DeviceMap::Balanced {
         if n_gpu == 1 && !user_set {
@@ -109,6 +119,13 @@ pub fn place(
             }
             dev += 1;
         }
+    }
+    if (host > 0 || on_disk > 0) && cfg.bnb != super::Bnb::None {
+        // quantizer_bnb_4bit.py / _8bit.py validate_environment: a ValueError at load
+        problems.push(format!(
+            "{} of the model does not fit the GPUs and bitsandbytes refuses to offload quantized modules to cpu/disk (unless llm_int8_enable_fp32_cpu_offload=True): add GPU memory or raise --max-memory",
+            fmt_bytes(host + on_disk)
+        ));
     }
     if host > 0 {
         notes.push(format!(
