@@ -57,7 +57,7 @@ fn reads_every_memory_flag() {
     assert_eq!(c.page_size, 16);
     assert_eq!(c.visible_devices, Some(vec![1, 0]));
     assert!(c
-        .notes
+        .unmodelled
         .iter()
         .any(|n| n.contains("--enable-hierarchical-cache") && n.contains("not modelled")));
     assert!(c
@@ -208,4 +208,29 @@ fn pool_moves_with_fraction_and_tp() {
     };
     assert!(at("0.85", 4) < at("0.93", 4));
     assert!(at("0.93", 4) < at("0.93", 8));
+}
+
+/// A flag that changes memory but is not modelled is a problem of the plan, not a failure; DP
+/// attention keeps the GPU count at tp and shares KV heads over tp / dp ranks.
+#[test]
+fn unmodelled_flags_and_dp_attention() {
+    let spec = spec_from_config("Qwen/Qwen3-235B-A22B-FP8", &qwen3_235b_fp8()).unwrap();
+    let hw = gpus("NVIDIA H100 80GB HBM3", 81559 * MIB, 8);
+    let p = sglang::plan(
+        &spec,
+        None,
+        &cfg("python -m sglang.launch_server --model-path m --tp 8 --enable-lora --mem-fraction-static 0.9"),
+        &hw,
+    );
+    assert_eq!(p.verdict, Verdict::Fits);
+    assert!(p.problems.iter().any(|x| x.contains("--enable-lora")));
+    let dpa = sglang::plan(
+        &spec,
+        None,
+        &cfg("python -m sglang.launch_server --model-path m --tp 8 --dp 8 --enable-dp-attention --mem-fraction-static 0.9"),
+        &hw,
+    );
+    assert_eq!(dpa.devices.len(), 8);
+    // attention TP 1: all 4 KV heads on every rank
+    assert_eq!(dpa.kv_cache.bytes_per_token, 94 * 4 * 256 * 2);
 }

@@ -35,7 +35,9 @@ pub struct SglangConfig {
     pub speculative_algorithm: Option<String>,
     /// `CUDA_VISIBLE_DEVICES`
     pub visible_devices: Option<Vec<usize>>,
-    /// flags read but not modelled, unknown flags, assumptions
+    /// flags that change memory but are not modelled (they go into the plan's problems)
+    pub unmodelled: Vec<String>,
+    /// unknown flags and assumptions
     pub notes: Vec<String>,
 }
 
@@ -144,6 +146,7 @@ pub fn parse(cmd: &Command) -> Result<SglangConfig, EngineError> {
         }
     };
     let mut notes = Vec::new();
+    let mut unmodelled = Vec::new();
     let mut cuda_graph_max_bs = count("--cuda-graph-max-bs")?;
     if let Some(list) = flags.get("--cuda-graph-bs") {
         // server_args.py: an explicit capture list sets cuda_graph_max_bs to its maximum
@@ -160,7 +163,7 @@ pub fn parse(cmd: &Command) -> Result<SglangConfig, EngineError> {
     for u in &flags.unknown {
         let name = u.split([' ', '=']).next().unwrap_or(u).replace('_', "-");
         if UNMODELLED.contains(&name.as_str()) {
-            notes.push(format!("{u}: changes memory but is not modelled"));
+            unmodelled.push(format!("{u}: changes memory but is not modelled"));
         } else {
             notes.push(format!("{u}: not a memory flag vramfit knows; ignored"));
         }
@@ -207,6 +210,7 @@ pub fn parse(cmd: &Command) -> Result<SglangConfig, EngineError> {
         page_size: count("--page-size")?.unwrap_or(1).max(1),
         speculative_algorithm: flags.get("--speculative-algorithm").map(str::to_string),
         visible_devices,
+        unmodelled,
         notes,
     })
 }

@@ -132,7 +132,13 @@ fn rank_gpus(cfg: &SglangConfig, hw: &Hardware, problems: &mut Vec<String>) -> V
             .collect(),
         None => hw.gpus.clone(),
     };
-    let world = (cfg.tp_size * cfg.pp_size * cfg.dp_size) as usize;
+    // --enable-dp-attention runs DP inside the TP group: tp GPUs in all; plain --dp N replicas
+    let dp = if cfg.enable_dp_attention {
+        1
+    } else {
+        cfg.dp_size
+    };
+    let world = (cfg.tp_size * cfg.pp_size * dp) as usize;
     if visible.len() < world {
         problems.push(format!(
             "tp × pp × dp = {world} GPUs needed, but {} are visible: add GPUs or lower --tp/--dp",
@@ -175,6 +181,12 @@ pub fn plan(
     let (ranges, stage_bytes) = stage_weights(spec, weights, cfg);
     let elem = kv_elem_bytes(&cfg.kv_cache_dtype, model_dtype_bytes(spec, cfg));
     let tp = cfg.tp_size;
+    // with DP attention each attention group is tp / dp ranks wide (get_attention_tp_size)
+    let attn_tp = if cfg.enable_dp_attention {
+        (cfg.tp_size / cfg.dp_size.max(1)).max(1)
+    } else {
+        tp
+    };
     let init = INIT_BYTES + if tp > 1 { INIT_TP_BYTES } else { 0 };
     let stage_of = |rank: usize| (rank / tp as usize) % cfg.pp_size as usize;
     // rest memory is taken as the minimum over ranks (get_available_gpu_memory distributed=True)
@@ -184,7 +196,7 @@ pub fn plan(
         let s = stage_of(r);
         let f = g.free_bytes.saturating_sub(init) as f64;
         let rest = f - stage_bytes[s] as f64 - f * (1.0 - mfs);
-        let cell = cell_size(spec, ranges[s].clone(), tp, elem).max(1);
+        let cell = cell_size(spec, ranges[s].clone(), attn_tp, elem).max(1);
         rest_min = rest_min.min(rest as i64);
         tokens = tokens.min(if rest > 0.0 {
             (rest / cell as f64) as u64
@@ -248,9 +260,10 @@ pub fn plan(
     };
     let mut devices = Vec::new();
     let mut fits = problems.is_empty();
+    problems.extend(cfg.unmodelled.iter().cloned());
     for (r, g) in gpus.iter().enumerate() {
         let s = stage_of(r);
-        let cell = cell_size(spec, ranges[s].clone(), tp, elem);
+        let cell = cell_size(spec, ranges[s].clone(), attn_tp, elem);
         let prof = profile_of(s);
         let mut d = DevicePlan {
             name: g.name.clone(),
@@ -279,7 +292,7 @@ pub fn plan(
         }
         devices.push(d);
     }
-    let cell0 = cell_size(spec, ranges[0].clone(), tp, elem);
+    let cell0 = cell_size(spec, ranges[0].clone(), attn_tp, elem);
     let kv_total: u64 = devices.iter().map(|d| d.kv_cache_bytes.max(0) as u64).sum();
     let mut suggestions = Vec::new();
     if !fits && tokens == 0 && stage_bytes.iter().any(|&w| w > 0) {
