@@ -233,6 +233,14 @@ pub fn plan(
     let lcfg = llamacpp::parse("llama-server", &l.llama_args, &[], None)?;
     let mut p = llamacpp::plan(spec, weights, &lcfg, &sub_hw);
     p.engine = "ollama".into();
+    if spec.vision_params > 0 {
+        // llm/llama_server.go appendMMProjArgs: the projector loads on the GPU (--mmproj), and
+        // Ollama raises LLAMA_ARG_FIT_TARGET by its size; not counted here
+        p.problems.push(format!(
+            "the vision projector ({} parameters) that Ollama loads with --mmproj is not counted: leave about that much more room",
+            spec.vision_params
+        ));
+    }
     let np = cfg.num_parallel.max(1);
     p.max_model_len /= np;
     let mut settings = vec![

@@ -97,7 +97,11 @@ pub fn check(
         Some(EngineKind::Sglang) => {
             let cfg = sglang::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
             let r = load(&cfg.model)?;
-            Ok(sglang::plan(&r.spec, r.weights.as_ref(), &cfg, hw))
+            let mut plan = sglang::plan(&r.spec, r.weights.as_ref(), &cfg, hw);
+            if let Some(v) = version {
+                plan.notes.push(format!("--engine-version {v}: SGLang is modelled as of v0.5.x (server_args.py defaults); older releases are not distinguished"));
+            }
+            Ok(plan)
         }
         Some(EngineKind::Transformers) => {
             let cfg = transformers::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
