@@ -315,3 +315,30 @@ fn default_tags_match_the_readme_sizes() {
         );
     }
 }
+
+/// OLLAMA_FLASH_ATTENTION=0 with a quantized KV type: Ollama passes both on, and llama-server
+/// refuses a quantized V cache without flash attention.
+#[test]
+fn quantized_kv_without_flash_attention() {
+    let m = vramfit_model::catalog::lookup::find_model("meta-llama/Llama-3.1-8B-Instruct").unwrap();
+    let spec = vramfit_model::hf_config::spec_from_config(&m.id, &m.config).unwrap();
+    let w = quant::predict(
+        &layout::synthesize(&spec, GgmlType::BF16),
+        &spec,
+        quant::FileType::parse("Q4_K_M").unwrap().ftype,
+        false,
+    );
+    let machine = hw(vec![gpu("NVIDIA GeForce RTX 4090", 24564 * MIB)]);
+    let c = cfg("OLLAMA_FLASH_ATTENTION=0 OLLAMA_KV_CACHE_TYPE=q4_0 ollama run llama3.1:8b");
+    let l = ollama::launch(&spec, &w, &c, &machine);
+    assert_eq!(l.flash_attn, "off");
+    // no flash attention on CUDA: the generation batch stays at 512 (not passed)
+    assert_eq!(l.batch, None);
+    let p = ollama::plan(&spec, &w, &c, &machine).unwrap();
+    assert_eq!(p.verdict, Verdict::DoesNotFit);
+    assert!(
+        p.problems.iter().any(|x| x.contains("flash attention")),
+        "{:?}",
+        p.problems
+    );
+}
