@@ -9,6 +9,13 @@ fn gib(b: u64) -> String {
     format!("{:.2}", b as f64 / GIB as f64)
 }
 
+/// Write a command's output to stdout; a closed pipe (`vramfit ... | head`) is not an error.
+pub fn emit(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+}
+
 /// A 24-cell bar of used over total; `!` past the end when over.
 pub fn bar(used: u64, total: u64, width: usize) -> String {
     if total == 0 {

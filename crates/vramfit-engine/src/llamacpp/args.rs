@@ -82,6 +82,9 @@ pub struct LlamaCppConfig {
     pub fit_ctx: u64,
     /// devices the process sees (CUDA_VISIBLE_DEVICES / `-dev`), as indices into the GPU list
     pub devices: Option<Vec<usize>>,
+    /// llama-bench: tokens of prompt + generation + depth (its n_ctx, llama-bench.cpp
+    /// `cparams.n_ctx = n_prompt + n_gen + n_depth`; defaults 512 + 128 + 0)
+    pub bench_tokens: Option<u64>,
     pub build: Build,
     pub build_given: bool,
     /// flags read but not modelled, and assumptions, for the report
@@ -277,9 +280,17 @@ pub fn parse(
         fit_target_mib: vec![1024],
         fit_ctx: 4096,
         devices: None,
+        bench_tokens: None,
         build: build.unwrap_or(CURRENT),
         build_given: build.is_some(),
         notes: Vec::new(),
+    };
+    let (mut bench_p, mut bench_n, mut bench_d) = (512u64, 128u64, 0u64);
+    // llama-bench takes comma lists and runs every combination: the largest one decides memory
+    let list_max = |flag: &str, v: &str| -> Result<u64, EngineError> {
+        v.split(',')
+            .map(|x| num::<u64>(flag, x))
+            .try_fold(0u64, |m, x| x.map(|x| m.max(x)))
     };
     // LLAMA_ARG_* environment variables mirror the flags (common/arg.cpp set_env)
     let mut argv: Vec<String> = Vec::new();
@@ -380,6 +391,14 @@ pub fn parse(
             "-hff" | "--hf-file" => c.notes.push(format!(
                 "--hf-file {value}: the file name is used only to pick the quant"
             )),
+            "-p" | "--n-prompt" if tool == Tool::Bench => bench_p = list_max(f, &value)?,
+            "-n" | "--n-gen" if tool == Tool::Bench => bench_n = list_max(f, &value)?,
+            "-d" | "--n-depth" if tool == Tool::Bench => bench_d = list_max(f, &value)?,
+            "-b" | "--batch-size" if tool == Tool::Bench => c.n_batch = list_max(f, &value)?,
+            "-ub" | "--ubatch-size" if tool == Tool::Bench => c.n_ubatch = list_max(f, &value)?,
+            "-ngl" | "--n-gpu-layers" if tool == Tool::Bench && value.contains(',') => {
+                c.n_gpu_layers = Some(list_max(f, &value)? as i64)
+            }
             "-c" | "--ctx-size" => c.n_ctx = Some(num(f, &value)?),
             "-b" | "--batch-size" => c.n_batch = num(f, &value)?,
             "-ub" | "--ubatch-size" => c.n_ubatch = num(f, &value)?,
@@ -440,6 +459,11 @@ pub fn parse(
                 .notes
                 .push(format!("{f} {value}: no memory effect modelled")),
         }
+    }
+    if tool == Tool::Bench {
+        c.bench_tokens = Some(bench_p + bench_n + bench_d);
+        // llama-bench offloads every layer by default (99 in older builds, -1 = all now)
+        c.n_gpu_layers = c.n_gpu_layers.or(Some(99));
     }
     if c.model_path.is_none() && c.hf_repo.is_none() {
         return Err(EngineError::NoModel {

@@ -17,7 +17,7 @@
 //! The buffer is the largest phase. The host (CUDA_Host) buffer holds the graph inputs: the
 //! token embeddings and the f32 KQ mask(s).
 
-use super::args::{LlamaCppConfig, Tool};
+use super::args::{LlamaCppConfig, SplitMode, Tool};
 use super::kv::{Context, KvAlloc};
 use super::placement::{CpuWeightRole, Placement};
 use super::version::change;
@@ -61,8 +61,11 @@ pub fn buffers(
 
     let mut gpu = vec![0u64; n_dev];
     for (d, slot) in gpu.iter_mut().enumerate() {
+        // row split: every GPU multiplies its rows of every layer, so each holds the activations
+        // of all layers (ggml-cuda split buffers; a row-split log shows equal compute on 4 GPUs)
+        let row = cfg.split_mode == SplitMode::Row;
         let layers: Vec<usize> = (0..n_blocks.min(spec.layers.len()))
-            .filter(|il| pl.layer_dev[*il] == Some(d))
+            .filter(|il| pl.layer_dev[*il] == Some(d) || (row && pl.layer_dev[*il].is_some()))
             .collect();
         let mut phase = 0u64;
         if !layers.is_empty() {

@@ -63,6 +63,9 @@ pub fn n_blocks(spec: &ModelSpec, weights: &WeightSet) -> u64 {
 /// The context llama.cpp uses when `-c` is not given (or 0): 4096 before #16653, then the
 /// training context (common/common.h n_ctx default).
 pub fn default_ctx(cfg: &LlamaCppConfig, spec: &ModelSpec) -> u64 {
+    if let Some(t) = cfg.bench_tokens {
+        return t;
+    }
     match cfg.n_ctx {
         Some(0) => spec.n_ctx_train,
         Some(n) => n,

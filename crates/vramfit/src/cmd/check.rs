@@ -33,14 +33,12 @@ pub struct Args {
 pub fn run(args: Args) -> CmdResult {
     let hw = gpu_spec::hardware(args.gpu.as_deref(), args.gpu_free.as_deref())?;
     let plan = check(&args.command, &hw, args.engine_version.as_deref())?;
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&plan).map_err(|e| CliError::input(e.to_string()))?
-        );
+    let text = if args.json {
+        serde_json::to_string_pretty(&plan).map_err(|e| CliError::input(e.to_string()))? + "\n"
     } else {
-        print!("{}", render::check_report(&plan));
-    }
+        render::check_report(&plan)
+    };
+    render::emit(&text);
     Ok(if plan.verdict == Verdict::Fits { 0 } else { 1 })
 }
 

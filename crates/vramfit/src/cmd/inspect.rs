@@ -6,6 +6,7 @@ use crate::cmd::check::{gguf_weights, load};
 use crate::error::{CliError, CmdResult};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::fmt::Write;
 use vramfit_engine::cmdline::Command;
 use vramfit_engine::vllm;
 use vramfit_model::units::{fmt_bytes, fmt_context};
@@ -160,21 +161,23 @@ pub fn run(args: Args) -> CmdResult {
         warnings: spec.provenance.warnings.clone(),
     };
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| CliError::input(e.to_string()))?
-        );
+        let json =
+            serde_json::to_string_pretty(&report).map_err(|e| CliError::input(e.to_string()))?;
+        crate::render::emit(&(json + "\n"));
         return Ok(0);
     }
-    println!(
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
         "{} ({}, model_type {})",
         report.id, report.architecture, report.model_type
     );
-    println!("layers: {} — {}", report.layers, spec.attention_words());
+    let _ = writeln!(o, "layers: {} — {}", report.layers, spec.attention_words());
     let b = |x: u64| format!("{:.2}B", x as f64 / 1e9);
     if spec.is_moe() {
         let m = spec.moe.as_ref().expect("moe");
-        println!(
+        let _ = writeln!(
+            o,
             "parameters: {} total, {} active ({} experts, {} used per token, {} shared)",
             b(report.params),
             b(report.active_params),
@@ -183,24 +186,30 @@ pub fn run(args: Args) -> CmdResult {
             m.n_expert_shared
         );
     } else {
-        println!("parameters: {}", b(report.params));
+        let _ = writeln!(o, "parameters: {}", b(report.params));
     }
-    println!(
+    let _ = writeln!(
+        o,
         "training context: {} ({})",
         report.n_ctx_train,
         fmt_context(report.n_ctx_train)
     );
-    println!(
+    let _ = writeln!(
+        o,
         "weights: {} ({})",
         fmt_bytes(report.weights_bytes),
         report.weights_source
     );
     for (dt, by) in &report.weights_by_dtype {
-        println!("  {dt:<24} {}", fmt_bytes(*by));
+        let _ = writeln!(o, "  {dt:<24} {}", fmt_bytes(*by));
     }
     let kv = &report.kv_bytes_per_token;
-    println!("KV per token of context (full-attention and MLA layers):");
-    println!(
+    let _ = writeln!(
+        o,
+        "KV per token of context (full-attention and MLA layers):"
+    );
+    let _ = writeln!(
+        o,
         "  f16 {}  fp8 {}  q8_0 {}  q4_0 {}",
         fmt_bytes(kv.f16),
         fmt_bytes(kv.fp8),
@@ -209,8 +218,12 @@ pub fn run(args: Args) -> CmdResult {
     );
     if report.kv_bytes_windowed.f16 > 0 {
         let w = &report.kv_bytes_windowed;
-        println!("KV of the windowed layers once the context passes their window, per sequence:");
-        println!(
+        let _ = writeln!(
+            o,
+            "KV of the windowed layers once the context passes their window, per sequence:"
+        );
+        let _ = writeln!(
+            o,
             "  f16 {}  fp8 {}  q8_0 {}  q4_0 {}",
             fmt_bytes(w.f16),
             fmt_bytes(w.fp8),
@@ -219,17 +232,19 @@ pub fn run(args: Args) -> CmdResult {
         );
     }
     if report.recurrent_state_bytes_per_seq > 0 {
-        println!(
+        let _ = writeln!(
+            o,
             "recurrent state per sequence (f32): {}",
             fmt_bytes(report.recurrent_state_bytes_per_seq)
         );
     }
-    println!("source: {}", report.source);
+    let _ = writeln!(o, "source: {}", report.source);
     if !report.defaulted.is_empty() {
-        println!("defaults taken: {}", report.defaulted.join(", "));
+        let _ = writeln!(o, "defaults taken: {}", report.defaulted.join(", "));
     }
     for w in &report.warnings {
-        println!("warning: {w}");
+        let _ = writeln!(o, "warning: {w}");
     }
+    crate::render::emit(&o);
     Ok(0)
 }
