@@ -5,7 +5,17 @@ fn main() {
     let m = vramfit_plan::solve::Model::load("Qwen/Qwen3-30B-A3B").unwrap();
     let g = m.ggufs(Some(&["BF16".to_string()])).unwrap();
     let w = &g[0].1;
-    let hw = Hardware { gpus: vec![Gpu { name: "x".into(), total_bytes: 24 << 30, free_bytes: 24 << 30, bandwidth_gbps: None, compute_capability: None, unified: false }], host_ram_bytes: None };
+    let hw = Hardware {
+        gpus: vec![Gpu {
+            name: "x".into(),
+            total_bytes: 24 << 30,
+            free_bytes: 24 << 30,
+            bandwidth_gbps: None,
+            compute_capability: None,
+            unified: false,
+        }],
+        host_ram_bytes: None,
+    };
     for args in [vec!["-c", "4096"], vec!["-c", "4096", "--n-cpu-moe", "31"]] {
         let mut a: Vec<String> = vec!["-hf".into(), "x".into()];
         a.extend(args.iter().map(|s| s.to_string()));

@@ -88,6 +88,9 @@ pub fn vllm(hw: &Hardware) -> Headroom {
 pub fn fixed(hw: &Hardware, bytes: u64) -> Headroom {
     Headroom {
         bytes: vec![bytes; hw.gpus.len()],
-        why: format!("kept free per GPU: {} as asked with --headroom", fmt_bytes(bytes)),
+        why: format!(
+            "kept free per GPU: {} as asked with --headroom",
+            fmt_bytes(bytes)
+        ),
     }
 }

@@ -136,7 +136,8 @@ impl<'a> Setup<'a> {
                 layers.join("|")
             );
             cfg.overrides.push(Override {
-                pattern: regex::Regex::new(&pat).expect("layer-number alternation is a valid regex"),
+                pattern: regex::Regex::new(&pat)
+                    .expect("layer-number alternation is a valid regex"),
                 target: Target::Cpu,
             });
         }

@@ -78,9 +78,16 @@ fn bits_key(b: f64) -> i64 {
     (b * 4.0).round() as i64
 }
 
+/// Decode speed below which a plan is not worth its precision: 5 tokens/s, about English
+/// reading speed (≈4 words/s at ≈1.3 tokens per word). Such plans (mostly in host RAM) rank
+/// after every faster one, fastest first, whatever the goal but speed.
+pub const USABLE_TOKENS_PER_S: f64 = 5.0;
+
 /// Order plans best first for a goal. Quality: weight precision, KV precision, context ×
 /// concurrency, speed. The other goals put their own measure first, then quality's order.
+/// Under every goal but speed, plans slower than [`USABLE_TOKENS_PER_S`] come last.
 pub fn rank(plans: &mut [Plan], goal: Goal) {
+    let usable = |p: &Plan| goal == Goal::Speed || p.est_tokens_per_s >= USABLE_TOKENS_PER_S;
     let quality = |a: &Plan, b: &Plan| {
         bits_key(b.weight_bits)
             .cmp(&bits_key(a.weight_bits))
@@ -88,13 +95,17 @@ pub fn rank(plans: &mut [Plan], goal: Goal) {
             .then((b.max_model_len * b.concurrency).cmp(&(a.max_model_len * a.concurrency)))
             .then(cmp_f(b.est_tokens_per_s, a.est_tokens_per_s))
     };
-    plans.sort_by(|a, b| match goal {
-        Goal::Quality => quality(a, b),
-        Goal::Context => b.max_model_len.cmp(&a.max_model_len).then(quality(a, b)),
-        Goal::Concurrency => b
-            .max_concurrency
-            .cmp(&a.max_concurrency)
-            .then(quality(a, b)),
-        Goal::Speed => cmp_f(b.est_tokens_per_s, a.est_tokens_per_s).then(quality(a, b)),
+    plans.sort_by(|a, b| {
+        usable(b).cmp(&usable(a)).then_with(|| match goal {
+            // among plans too slow to use, the fastest first
+            _ if !usable(a) => cmp_f(b.est_tokens_per_s, a.est_tokens_per_s).then(quality(a, b)),
+            Goal::Quality => quality(a, b),
+            Goal::Context => b.max_model_len.cmp(&a.max_model_len).then(quality(a, b)),
+            Goal::Concurrency => b
+                .max_concurrency
+                .cmp(&a.max_concurrency)
+                .then(quality(a, b)),
+            Goal::Speed => cmp_f(b.est_tokens_per_s, a.est_tokens_per_s).then(quality(a, b)),
+        })
     });
 }

@@ -265,8 +265,18 @@ fn min_offload(setup: &Setup, k: &Knobs, min_len: u64) -> Option<u64> {
     let p0 = probe(0);
     let workers = p0.devices.len().max(1) as u64;
     let need = p0.kv_cache.bytes_per_token / workers * min_len.div_ceil(16) * 16;
-    let worst = p0.devices.iter().map(|d| d.kv_cache_bytes).min().unwrap_or(0);
-    let weights = p0.devices.iter().map(|d| d.weights_bytes).max().unwrap_or(0);
+    let worst = p0
+        .devices
+        .iter()
+        .map(|d| d.kv_cache_bytes)
+        .min()
+        .unwrap_or(0);
+    let weights = p0
+        .devices
+        .iter()
+        .map(|d| d.weights_bytes)
+        .max()
+        .unwrap_or(0);
     let mut g = ((need as i64 - worst).max(0) as u64).div_ceil(GIB).max(1);
     let cap = weights.div_ceil(GIB) + 1;
     let fits = |g: u64| probe(g).verdict == Verdict::Fits;

@@ -79,15 +79,27 @@ fn with_env(p: &Plan, argv: &[String]) -> Vec<String> {
 fn verify(p: &Plan, hw: &Hardware, n_ctx_train: u64, what: &str) {
     let h = planned_hw(p, hw);
     let fed = check(&with_env(p, &p.argv), &h);
-    assert_eq!(fed.verdict, Verdict::Fits, "{what}: emitted command does not fit: {}", p.command);
+    assert_eq!(
+        fed.verdict,
+        Verdict::Fits,
+        "{what}: emitted command does not fit: {}",
+        p.command
+    );
     assert_eq!(fed.devices.len(), p.devices.len(), "{what}: devices");
     let fits = |a: Vec<String>| check(&with_env(p, &a), &h).verdict == Verdict::Fits;
     match p.engine.as_str() {
         "llama.cpp" => {
             let np = p.concurrency;
             let c = p.max_context;
-            assert!(c % 256 == 0 && c >= p.max_model_len, "{what}: max_context {c}");
-            assert!(fits(with_flag(&p.argv, "-c", c * np)), "{what}: -c {} at the boundary", c * np);
+            assert!(
+                c % 256 == 0 && c >= p.max_model_len,
+                "{what}: max_context {c}"
+            );
+            assert!(
+                fits(with_flag(&p.argv, "-c", c * np)),
+                "{what}: -c {} at the boundary",
+                c * np
+            );
             if c < n_ctx_train {
                 assert!(
                     !fits(with_flag(&p.argv, "-c", (c + 256) * np)),
@@ -97,15 +109,24 @@ fn verify(p: &Plan, hw: &Hardware, n_ctx_train: u64, what: &str) {
                 );
             }
             let n = p.max_concurrency;
-            let slots = |n: u64| with_flag(&with_flag(&p.argv, "-np", n), "-c", p.max_model_len * n);
+            let slots =
+                |n: u64| with_flag(&with_flag(&p.argv, "-np", n), "-c", p.max_model_len * n);
             assert!(n >= np && fits(slots(n)), "{what}: -np {n}");
             if n < 256 {
-                assert!(!fits(slots(n + 1)), "{what}: -np {} also fits: {}", n + 1, p.command);
+                assert!(
+                    !fits(slots(n + 1)),
+                    "{what}: -np {} also fits: {}",
+                    n + 1,
+                    p.command
+                );
             }
         }
         "vllm" => {
             let c = p.max_context;
-            assert!(fits(with_flag(&p.argv, "--max-model-len", c)), "{what}: --max-model-len {c}");
+            assert!(
+                fits(with_flag(&p.argv, "--max-model-len", c)),
+                "{what}: --max-model-len {c}"
+            );
             if c < n_ctx_train {
                 assert!(
                     !fits(with_flag(&p.argv, "--max-model-len", c + 1)),
@@ -136,9 +157,22 @@ fn emitted_commands_pass_check_and_boundaries_are_exact() {
         ("2x RTX 3090", vec![gpu("rtx-3090"), gpu("rtx-3090")]),
     ]
     .into_iter()
-    .map(|(n, g)| (n, Hardware { gpus: g, host_ram_bytes: None }))
+    .map(|(n, g)| {
+        (
+            n,
+            Hardware {
+                gpus: g,
+                host_ram_bytes: None,
+            },
+        )
+    })
     .collect();
-    let chosen: Vec<&str> = models().iter().step_by(3).take(30).map(|m| m.id.as_str()).collect();
+    let chosen: Vec<&str> = models()
+        .iter()
+        .step_by(3)
+        .take(30)
+        .map(|m| m.id.as_str())
+        .collect();
     assert_eq!(chosen.len(), 30);
     let (mut plans, mut none) = (0, 0);
     for id in &chosen {

@@ -42,7 +42,10 @@ fn llama_fit_readme_qwen3_30b_a3b_f16_rtx4090() {
     offline();
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(DEV_CASES);
     let Ok(text) = std::fs::read_to_string(&path) else {
-        eprintln!("SKIP: {} not found (the shared dev data is not checked out)", path.display());
+        eprintln!(
+            "SKIP: {} not found (the shared dev data is not checked out)",
+            path.display()
+        );
         return;
     };
     let case: serde_json::Value = text

@@ -138,7 +138,9 @@ pub fn run(args: Args) -> CmdResult {
     let mut req = req;
     if let Some(h) = &args.headroom {
         req.headroom = Some(parse_size(h).map_err(|_| {
-            CliError::input(format!("--headroom '{h}' is not a size: write 1GiB or 512MiB"))
+            CliError::input(format!(
+                "--headroom '{h}' is not a size: write 1GiB or 512MiB"
+            ))
         })?);
     }
     let model = Model::load(&args.model).map_err(|e| CliError::input(e.to_string()))?;
