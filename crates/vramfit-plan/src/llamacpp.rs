@@ -211,15 +211,16 @@ impl<'a> Setup<'a> {
         lo
     }
 
-    /// Fewest layers whose routed experts go to host RAM so that `k` fits; None if even all
-    /// do not suffice.
-    pub fn min_cpu_moe(&self, k: &Knobs) -> Option<u64> {
+    /// Fewest layers whose routed experts go to host RAM so that `k` fits, searched up to
+    /// `upper` (a count known to fit, e.g. that of a larger KV type; `n_blocks` when none is);
+    /// None if even all do not suffice.
+    pub fn min_cpu_moe(&self, k: &Knobs, upper: u64) -> Option<u64> {
         let ok = |n: u64| {
             let mut kk = k.clone();
             kk.n_cpu_moe = (n > 0).then_some(n);
             self.fits(&kk)
         };
-        let nb = self.n_blocks;
+        let nb = upper.min(self.n_blocks);
         if !ok(nb) {
             return None;
         }

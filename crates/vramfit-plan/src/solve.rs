@@ -107,6 +107,8 @@ pub fn llama_plans(s: &llamacpp::Setup, req: &Request) -> Vec<Plan> {
     let np = req.concurrency.unwrap_or(1).max(1);
     let n_train = s.spec.n_ctx_train.max(256);
     let need = round_up_256(req.context.unwrap_or(MIN_CONTEXT).min(n_train));
+    // a smaller KV type never needs more experts in host RAM than a larger one did
+    let mut moe_upper = s.n_blocks;
     for &kv in llamacpp::KV_TYPES {
         let base = Knobs {
             kv,
@@ -142,7 +144,8 @@ pub fn llama_plans(s: &llamacpp::Setup, req: &Request) -> Vec<Plan> {
             }
         );
         if s.spec.is_moe() {
-            if let Some(n) = s.min_cpu_moe(&base) {
+            if let Some(n) = s.min_cpu_moe(&base, moe_upper) {
+                moe_upper = n;
                 let mut k = base.clone();
                 k.n_cpu_moe = (n > 0).then_some(n);
                 let why = format!(
@@ -175,31 +178,35 @@ pub fn fit(m: &Model, hw: &Hardware, req: &Request) -> Result<FitResult, PlanErr
     }
     let mut plans = Vec::new();
     let mut notes = Vec::new();
-    for &e in &req.engines {
-        match e {
-            Engine::LlamaCpp => {
-                for (q, w) in m.ggufs(req.quants.as_deref())? {
-                    let h = match req.headroom {
-                        Some(b) => headroom::fixed(hw, b),
-                        None => headroom::llamacpp(&w, hw),
-                    };
-                    let s = llamacpp::Setup::new(m.spec(), &w, m.llama_args(&q), q.clone(), hw, h);
-                    plans.extend(llama_plans(&s, req));
-                }
-                if !m.gguf_file() {
-                    notes.push(format!(
-                        "llama.cpp: GGUF tensors predicted from llama-quantize's rules for each quant; the -hf repo {}-GGUF is the usual community name, check that it exists",
-                        m.repo()
-                    ));
-                }
-            }
-            Engine::Vllm => {
-                if m.gguf_file() {
-                    notes.push(
-                        "vLLM: not planned for a local GGUF file (give the HF repo id)".into(),
-                    );
-                    continue;
-                }
+    let ggufs = if req.engines.contains(&Engine::LlamaCpp) {
+        m.ggufs(req.quants.as_deref())?
+    } else {
+        Vec::new()
+    };
+    if req.engines.contains(&Engine::LlamaCpp) && !m.gguf_file() {
+        notes.push(format!(
+            "llama.cpp: GGUF tensors predicted from llama-quantize's rules for each quant; the -hf repo {}-GGUF is the usual community name, check that it exists",
+            m.repo()
+        ));
+    }
+    if req.engines.contains(&Engine::Vllm) && m.gguf_file() {
+        notes.push("vLLM: not planned for a local GGUF file (give the HF repo id)".into());
+    }
+    // quants and engines are independent searches: one thread each
+    std::thread::scope(|scope| {
+        let mut jobs = Vec::new();
+        for (q, w) in &ggufs {
+            jobs.push(scope.spawn(move || {
+                let h = match req.headroom {
+                    Some(b) => headroom::fixed(hw, b),
+                    None => headroom::llamacpp(w, hw),
+                };
+                let s = llamacpp::Setup::new(m.spec(), w, m.llama_args(q), q.clone(), hw, h);
+                llama_plans(&s, req)
+            }));
+        }
+        if req.engines.contains(&Engine::Vllm) && !m.gguf_file() {
+            jobs.push(scope.spawn(move || {
                 let s = vllm::Setup {
                     spec: m.spec(),
                     model: m.repo(),
@@ -209,10 +216,13 @@ pub fn fit(m: &Model, hw: &Hardware, req: &Request) -> Result<FitResult, PlanErr
                         None => headroom::vllm(hw),
                     },
                 };
-                plans.extend(vllm::plans(&s, req));
-            }
+                vllm::plans(&s, req)
+            }));
         }
-    }
+        for j in jobs {
+            plans.extend(j.join().expect("a search thread panicked"));
+        }
+    });
     rank(&mut plans, req.goal);
     if plans.is_empty() {
         return Err(PlanError::input(crate::nearest::explain(m, hw, req)));
