@@ -4,8 +4,7 @@
 //! stages run one after another (times add); tensor-parallel ranks run side by side (the
 //! slowest rank counts). An upper bound: real engines reach roughly 60–85 % of it.
 
-use vramfit_model::weights::layer_of;
-use vramfit_model::{ModelSpec, WeightSet};
+use vramfit_model::ModelSpec;
 
 /// Host RAM bandwidth assumed for weights the CPU reads: 60 GB/s, a dual-channel DDR5-4800
 /// desktop's 76.8 GB/s peak at the ~80 % that streaming reads reach. Servers with 8–12
@@ -49,23 +48,4 @@ pub fn sequential(dev_bytes: &[(f64, f64)], host_bytes: f64, host_bw_gbps: f64) 
     } else {
         1.0 / t
     }
-}
-
-/// Active weight bytes per layer (index n_layer = everything outside the blocks) of a GGUF.
-pub fn active_by_layer(w: &WeightSet, spec: &ModelSpec, n_blocks: u64) -> Vec<(f64, f64)> {
-    // (dense, experts) per layer; the last entry is the output layer and other globals
-    let mut v = vec![(0.0, 0.0); n_blocks as usize + 1];
-    for t in &w.tensors {
-        let a = active_bytes(&t.name, t.bytes, &t.dims, spec);
-        let idx = layer_of(&t.name)
-            .map(|l| l as usize)
-            .unwrap_or(n_blocks as usize);
-        let idx = idx.min(n_blocks as usize);
-        if t.name.contains("_exps") {
-            v[idx].1 += a;
-        } else {
-            v[idx].0 += a;
-        }
-    }
-    v
 }

@@ -5,7 +5,7 @@
 use crate::error::PlanError;
 use crate::headroom;
 use crate::llamacpp::{self, Knobs};
-use crate::request::{Engine, Goal, Request, GGUF_LADDER};
+use crate::request::{Engine, Goal, Request};
 use crate::solve::Model;
 use crate::vllm;
 use serde::Serialize;
@@ -151,7 +151,6 @@ pub fn table(
             }
         }
     }
-    let _ = GGUF_LADDER;
     Ok(Table {
         model: m.spec().id.clone(),
         engine: engine.name().into(),

@@ -46,7 +46,7 @@ pub fn parallel_layout(spec: &ModelSpec, n: u64) -> (u64, u64) {
     let mut tp = 1;
     let mut t = 1;
     while t <= n {
-        if n % t == 0 && heads % t == 0 {
+        if n.is_multiple_of(t) && heads.is_multiple_of(t) {
             tp = t;
         }
         t *= 2;

@@ -256,3 +256,17 @@ fn table_json_cells_and_boundaries() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(v["cells"][0]["max_concurrency"].as_u64().unwrap() >= 2);
 }
+
+#[test]
+fn table_as_a_person_sees_it() {
+    let o = vramfit(&[
+        "table",
+        "Qwen/Qwen3-30B-A3B",
+        "--gpus",
+        "RTX 4060,RTX 4090,H100",
+        "--quants",
+        "BF16,Q8_0,Q4_K_M,Q2_K",
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    insta::assert_snapshot!(String::from_utf8_lossy(&o.stdout));
+}
