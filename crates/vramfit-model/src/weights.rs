@@ -43,7 +43,7 @@ pub struct Tensor {
 impl Tensor {
     /// Number of elements.
     pub fn elems(&self) -> u64 {
-        self.dims.iter().product()
+        self.dims.iter().fold(1u64, |a, d| a.saturating_mul(*d))
     }
 
     /// The repeating-layer index for `blk.N.*` / `model.layers.N.*` names.
@@ -79,11 +79,11 @@ pub struct WeightSet {
 
 impl WeightSet {
     pub fn total_bytes(&self) -> u64 {
-        self.tensors.iter().map(|t| t.bytes).sum()
+        self.tensors.iter().fold(0u64, |a, t| a.saturating_add(t.bytes))
     }
 
     pub fn total_elems(&self) -> u64 {
-        self.tensors.iter().map(|t| t.elems()).sum()
+        self.tensors.iter().fold(0u64, |a, t| a.saturating_add(t.elems()))
     }
 
     /// Bytes by dtype name.

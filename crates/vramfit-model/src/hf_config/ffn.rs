@@ -47,7 +47,7 @@ pub fn moe_spec(cfg: &Cfg, mt: &str) -> Option<MoeSpec> {
     ]) {
         Some(v) => v,
         // DeepSeek/GLM-4.5: n_shared_experts experts of moe_intermediate_size each
-        None => n_shared * n_ff_exp,
+        None => n_shared.saturating_mul(n_ff_exp),
     };
     Some(MoeSpec {
         n_expert,
@@ -63,7 +63,7 @@ pub fn layer_ffns(cfg: &Cfg, mt: &str, n_layer: u64, n_embd: u64) -> Vec<FfnKind
     let n = n_layer as usize;
     let dense_ff = cfg
         .u64_any(&["intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim"])
-        .unwrap_or(4 * n_embd);
+        .unwrap_or(n_embd.saturating_mul(4));
     let dense = FfnKind::Dense { n_ff: dense_ff };
     if mt == "nemotron_h" {
         // one char per layer: '-' = MLP, 'E' = MoE, mixers have no FFN (configuration_nemotron_h.py)

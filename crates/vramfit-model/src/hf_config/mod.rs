@@ -205,6 +205,61 @@ pub fn spec_from_config(id: &str, config: &Value) -> Result<ModelSpec, ConfigErr
         .collect();
     let mut layers = layers;
     pattern::parallel_hybrid(&cfg, &model_type, n_embd, &mut layers);
+    // sizes beyond any real model are a broken config, not a model to plan for (and would
+    // overflow tensor element counts downstream)
+    for l in &layers {
+        if let crate::spec::FfnKind::Dense { n_ff } = l.ffn {
+            check_range(id, "intermediate_size", n_ff, 1, 1 << 22)?;
+        }
+        if let crate::spec::AttentionKind::Mla {
+            kv_lora_rank,
+            rope_dim,
+            nope_dim,
+            v_head_dim,
+        } = l.attention
+        {
+            check_range(id, "kv_lora_rank", kv_lora_rank, 1, 1 << 16)?;
+            check_range(id, "qk_rope_head_dim", rope_dim, 0, 1 << 16)?;
+            check_range(id, "qk_nope_head_dim", nope_dim, 0, 1 << 16)?;
+            check_range(id, "v_head_dim", v_head_dim, 1, 1 << 16)?;
+        }
+        if let Some(w) = l.attention.window() {
+            check_range(id, "sliding_window", w, 1, 1 << 32)?;
+        }
+        for st in [&l.attention]
+            .into_iter()
+            .filter_map(|a| match a {
+                crate::spec::AttentionKind::Recurrent(s) => Some(s),
+                _ => None,
+            })
+            .chain(l.parallel_ssm.as_ref())
+        {
+            check_range(
+                id,
+                "recurrent state size",
+                st.conv_elems.max(st.ssm_elems),
+                0,
+                1 << 32,
+            )?;
+        }
+    }
+    if let Some(m) = &moe {
+        check_range(id, "moe_intermediate_size", m.n_ff_exp, 1, 1 << 22)?;
+        check_range(
+            id,
+            "shared_expert_intermediate_size",
+            m.n_ff_shexp,
+            0,
+            1 << 24,
+        )?;
+        check_range(
+            id,
+            "num_experts_per_tok",
+            m.n_expert_used,
+            1,
+            m.n_expert.max(1),
+        )?;
+    }
 
     if !known {
         warnings.push(format!(
@@ -331,10 +386,20 @@ fn vision_params(outer: &Value) -> u64 {
     ) else {
         return 0;
     };
-    let ffn = get(&["intermediate_size", "mlp_dim"]).unwrap_or(4 * d);
+    let ffn = get(&["intermediate_size", "mlp_dim"]).unwrap_or(d.saturating_mul(4));
     let patch = get(&["patch_size"]).unwrap_or(14);
     let chans = get(&["num_channels", "in_channels"]).unwrap_or(3);
-    layers.saturating_mul(4 * d * d + 2 * d * ffn + 9 * d) + patch * patch * chans * d
+    let per_layer = d
+        .saturating_mul(d)
+        .saturating_mul(4)
+        .saturating_add(d.saturating_mul(ffn).saturating_mul(2))
+        .saturating_add(d.saturating_mul(9));
+    layers.saturating_mul(per_layer).saturating_add(
+        patch
+            .saturating_mul(patch)
+            .saturating_mul(chans)
+            .saturating_mul(d),
+    )
 }
 #[cfg(test)]
 mod tests;

@@ -196,11 +196,14 @@ fn gated_delta_net(cfg: &Cfg) -> AttentionKind {
     let dk = cfg.u64("linear_key_head_dim").unwrap_or(128);
     let dv = cfg.u64("linear_value_head_dim").unwrap_or(128);
     let kernel = cfg.u64("linear_conv_kernel_dim").unwrap_or(4);
-    let conv_dim = 2 * nk * dk + nv * dv;
+    let conv_dim = nk
+        .saturating_mul(dk)
+        .saturating_mul(2)
+        .saturating_add(nv.saturating_mul(dv));
     AttentionKind::Recurrent(RecurrentState {
         kind: RecurrentKind::GatedDeltaNet,
-        conv_elems: kernel.saturating_sub(1) * conv_dim,
-        ssm_elems: nv * dk * dv,
+        conv_elems: kernel.saturating_sub(1).saturating_mul(conv_dim),
+        ssm_elems: nv.saturating_mul(dk).saturating_mul(dv),
     })
 }
 
@@ -213,7 +216,9 @@ fn mamba2(cfg: &Cfg, n_embd: u64) -> AttentionKind {
     let head_dim = cfg
         .u64_any(&["mamba_head_dim", "mamba_d_head"])
         .unwrap_or(64);
-    let d_inner = cfg.u64("mamba_d_ssm").unwrap_or(heads * head_dim);
+    let d_inner = cfg
+        .u64("mamba_d_ssm")
+        .unwrap_or(heads.saturating_mul(head_dim));
     let d_state = cfg
         .u64_any(&["ssm_state_size", "mamba_d_state"])
         .unwrap_or(128);
@@ -222,21 +227,23 @@ fn mamba2(cfg: &Cfg, n_embd: u64) -> AttentionKind {
     let _ = n_embd;
     AttentionKind::Recurrent(RecurrentState {
         kind: RecurrentKind::Mamba2,
-        conv_elems: kernel.saturating_sub(1) * (d_inner + 2 * groups * d_state),
-        ssm_elems: heads * head_dim * d_state,
+        conv_elems: kernel.saturating_sub(1).saturating_mul(
+            d_inner.saturating_add(groups.saturating_mul(d_state).saturating_mul(2)),
+        ),
+        ssm_elems: heads.saturating_mul(head_dim).saturating_mul(d_state),
     })
 }
 
 /// Mamba (v1) state (modeling_jamba.py): d_inner = expand × hidden, conv kernel − 1 steps and a
 /// d_inner × d_state matrix.
 fn mamba1(cfg: &Cfg, n_embd: u64) -> AttentionKind {
-    let d_inner = cfg.u64("mamba_expand").unwrap_or(2) * n_embd;
+    let d_inner = cfg.u64("mamba_expand").unwrap_or(2).saturating_mul(n_embd);
     let d_state = cfg.u64("mamba_d_state").unwrap_or(16);
     let kernel = cfg.u64("mamba_d_conv").unwrap_or(4);
     AttentionKind::Recurrent(RecurrentState {
         kind: RecurrentKind::Mamba,
-        conv_elems: kernel.saturating_sub(1) * d_inner,
-        ssm_elems: d_inner * d_state,
+        conv_elems: kernel.saturating_sub(1).saturating_mul(d_inner),
+        ssm_elems: d_inner.saturating_mul(d_state),
     })
 }
 
@@ -248,7 +255,7 @@ pub fn parallel_hybrid(cfg: &Cfg, mt: &str, n_embd: u64, layers: &mut [LayerSpec
     }
     let d_inner = cfg
         .u64("mamba_d_ssm")
-        .unwrap_or_else(|| cfg.u64("mamba_expand").unwrap_or(2) * n_embd);
+        .unwrap_or_else(|| cfg.u64("mamba_expand").unwrap_or(2).saturating_mul(n_embd));
     let heads = cfg
         .u64("mamba_n_heads")
         .unwrap_or(d_inner / cfg.u64("mamba_d_head").unwrap_or(64).max(1));
@@ -258,8 +265,10 @@ pub fn parallel_hybrid(cfg: &Cfg, mt: &str, n_embd: u64, layers: &mut [LayerSpec
     let head_dim = if heads > 0 { d_inner / heads } else { 0 };
     let state = RecurrentState {
         kind: RecurrentKind::Mamba2,
-        conv_elems: kernel.saturating_sub(1) * (d_inner + 2 * groups * d_state),
-        ssm_elems: heads * head_dim * d_state,
+        conv_elems: kernel.saturating_sub(1).saturating_mul(
+            d_inner.saturating_add(groups.saturating_mul(d_state).saturating_mul(2)),
+        ),
+        ssm_elems: heads.saturating_mul(head_dim).saturating_mul(d_state),
     };
     for l in layers {
         l.parallel_ssm = Some(state.clone());

@@ -193,3 +193,17 @@ fn falcon_7b_multi_query() {
     assert_eq!(s.layers[0].head_dim_k, 64);
     assert!(s.tie_word_embeddings);
 }
+
+#[test]
+fn absurd_sizes_are_refused_not_overflowed() {
+    // found by the hf_config fuzz target: an intermediate size of 1.2e16 overflowed the tensor
+    // element count of the synthesized layout
+    let c = json!({"architectures": ["FalconH1ForCausalLM"], "model_type": "falcon_h1", "hidden_size": 3072,
+        "intermediate_size": 12289999999999998u64, "num_hidden_layers": 86, "num_attention_heads": 12});
+    let e = spec_from_config("fuzz/crash", &c).unwrap_err();
+    assert!(e.to_string().contains("intermediate_size"), "{e}");
+    let mut c = llama31_8b();
+    c["vision_config"] = json!({"hidden_size": u64::MAX / 2, "num_hidden_layers": 1000});
+    let s = spec_from_config("x/y", &c).unwrap();
+    assert_eq!(s.vision_params, u64::MAX);
+}
