@@ -104,21 +104,18 @@ pub fn layer_devices(cfg: &LlamaCppConfig, n_blocks: u64, free: &[u64]) -> Vec<D
         .collect()
 }
 
-fn cpu_moe_rules(cfg: &LlamaCppConfig, n_blocks: u64) -> Vec<Override> {
-    // common/common.h llm_ffn_exps_cpu_override: the routed-expert tensors of a layer
-    let re = |p: &str| regex::Regex::new(p).expect("static pattern");
+/// `--cpu-moe` / `--n-cpu-moe N`: the routed-expert tensors of every layer (or of layers below N)
+/// stay on the CPU (common/common.h llm_ffn_exps_cpu_override). Checked after the user's `-ot`
+/// rules, with one pattern compiled once: per-layer regexes cost more than the whole layout.
+fn cpu_moe(cfg: &LlamaCppConfig, name: &str) -> bool {
+    static EXPS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\.ffn_(up|down|gate|gate_up)_(ch|)exps").expect("static pattern")
+    });
     match cfg.n_cpu_moe {
-        None => Vec::new(),
-        Some(u64::MAX) => vec![Override {
-            pattern: re(r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"),
-            target: Target::Cpu,
-        }],
-        Some(n) => (0..n.min(n_blocks))
-            .map(|i| Override {
-                pattern: re(&format!(r"blk\.{i}\.ffn_(up|down|gate|gate_up)_(ch|)exps")),
-                target: Target::Cpu,
-            })
-            .collect(),
+        None => false,
+        Some(n) => {
+            EXPS.is_match(name) && (n == u64::MAX || layer_of(name).is_some_and(|il| il < n))
+        }
     }
 }
 
@@ -157,8 +154,7 @@ pub fn place(
 ) -> Placement {
     let layer_dev = layer_devices(cfg, n_blocks, free);
     let out_dev = layer_dev[n_blocks as usize];
-    let mut rules: Vec<Override> = cfg.overrides.clone();
-    rules.extend(cpu_moe_rules(cfg, n_blocks));
+    let rules: &[Override] = &cfg.overrides;
     let n_dev = free.len();
     let mut gpu = vec![0u64; n_dev];
     let mut host = 0u64;
@@ -171,6 +167,7 @@ pub fn place(
                 Target::Gpu(i) if i < n_dev => Some(i),
                 Target::Gpu(_) => natural,
             },
+            None if cpu_moe(cfg, &t.name) => None,
             None => natural,
         };
         match dev {
