@@ -25,7 +25,11 @@ impl FileSource {
     pub fn open(path: &std::path::Path) -> io::Result<FileSource> {
         let file = std::fs::File::open(path)?;
         let len = file.metadata()?.len();
-        Ok(FileSource { file, len, path: path.display().to_string() })
+        Ok(FileSource {
+            file,
+            len,
+            path: path.display().to_string(),
+        })
     }
 }
 
@@ -75,7 +79,10 @@ impl ByteSource for MemSource {
 }
 
 fn eof() -> io::Error {
-    io::Error::new(io::ErrorKind::UnexpectedEof, "read past the end of the file")
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "read past the end of the file",
+    )
 }
 
 /// A sequential `Read` over a `ByteSource`, fetching in chunks that double in size (so that a

@@ -116,7 +116,11 @@ impl LayerSpec {
     /// K elements per token this layer caches (`n_embd_k_gqa` in llama.cpp), 0 without KV.
     pub fn n_embd_k_gqa(&self) -> u64 {
         match &self.attention {
-            AttentionKind::Mla { kv_lora_rank, rope_dim, .. } => kv_lora_rank + rope_dim,
+            AttentionKind::Mla {
+                kv_lora_rank,
+                rope_dim,
+                ..
+            } => kv_lora_rank + rope_dim,
             a if a.has_kv() && !self.kv_shared => self.n_head_kv * self.head_dim_k,
             _ => 0,
         }
@@ -185,7 +189,12 @@ impl Dtype {
 
     /// Parse `torch_dtype` / `dtype` strings (`bfloat16`, `float16`, `fp16`, `auto`).
     pub fn parse(s: &str) -> Option<Dtype> {
-        match s.trim().trim_start_matches("torch.").to_ascii_lowercase().as_str() {
+        match s
+            .trim()
+            .trim_start_matches("torch.")
+            .to_ascii_lowercase()
+            .as_str()
+        {
             "float32" | "fp32" | "f32" | "float" => Some(Dtype::F32),
             "float16" | "fp16" | "f16" | "half" => Some(Dtype::F16),
             "bfloat16" | "bf16" => Some(Dtype::Bf16),

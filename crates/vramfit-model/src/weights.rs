@@ -79,11 +79,15 @@ pub struct WeightSet {
 
 impl WeightSet {
     pub fn total_bytes(&self) -> u64 {
-        self.tensors.iter().fold(0u64, |a, t| a.saturating_add(t.bytes))
+        self.tensors
+            .iter()
+            .fold(0u64, |a, t| a.saturating_add(t.bytes))
     }
 
     pub fn total_elems(&self) -> u64 {
-        self.tensors.iter().fold(0u64, |a, t| a.saturating_add(t.elems()))
+        self.tensors
+            .iter()
+            .fold(0u64, |a, t| a.saturating_add(t.elems()))
     }
 
     /// Bytes by dtype name.
@@ -119,7 +123,10 @@ mod tests {
         assert_eq!(layer_of("model.layers.3.mlp.down_proj.weight"), Some(3));
         assert_eq!(layer_of("token_embd.weight"), None);
         assert_eq!(layer_of("output.weight"), None);
-        assert_eq!(layer_of("transformer.h.7.mlp.dense_4h_to_h.weight"), Some(7));
+        assert_eq!(
+            layer_of("transformer.h.7.mlp.dense_4h_to_h.weight"),
+            Some(7)
+        );
         assert_eq!(layer_of("model.visual.blocks.3.x"), None);
     }
 }
