@@ -11,7 +11,7 @@
 //! # fn hw() -> vramfit_engine::Hardware { unimplemented!() }
 //! let model = solve::Model::load("Qwen/Qwen3-8B").unwrap();
 //! let req = Request { engines: vec![Engine::LlamaCpp], context: None, concurrency: None,
-//!                     goal: Goal::Quality, quants: None };
+//!                     goal: Goal::Quality, quants: None, headroom: None };
 //! let best = &solve::fit(&model, &hw(), &req).unwrap().plans[0];
 //! println!("{}", best.command);
 //! ```
