@@ -87,15 +87,22 @@ fn read_gguf_path(query: &str, p: &Path) -> Result<Resolved, ResolveError> {
         crate::gguf::read_gguf(&src)
     }
     .map_err(|e| ResolveError::Read(format!("{}: {e}", p.display())))?;
-    let spec = spec_from_gguf(query, &g)
-        .map_err(|e| ResolveError::Read(format!("{}: {e}", p.display())))?;
-    let file_type = g.get_u64("general.file_type");
+    from_gguf(query, &g, format!("GGUF header of {}", p.display()))
+}
+
+/// A model read from a GGUF header: its spec from the metadata, its exact tensors.
+fn from_gguf(
+    id: &str,
+    g: &crate::gguf::GgufFile,
+    source: String,
+) -> Result<Resolved, ResolveError> {
+    let spec = spec_from_gguf(id, g).map_err(|e| ResolveError::Read(format!("{source}: {e}")))?;
     Ok(Resolved {
         weights: Some(g.weight_set()),
         spec,
         gguf_quant: None,
-        gguf_file_type: file_type,
-        source: format!("GGUF header of {}", p.display()),
+        gguf_file_type: g.get_u64("general.file_type"),
+        source,
     })
 }
 
@@ -285,18 +292,12 @@ fn from_url(url: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveError> 
         let src =
             crate::remote::HttpSource::open(&client, url).map_err(|e| read_err(e.to_string()))?;
         let g = crate::gguf::read_gguf(&src).map_err(|e| read_err(e.to_string()))?;
-        let spec = spec_from_gguf(&name, &g).map_err(read_err)?;
         let st = src.stats();
-        return Ok(Resolved {
-            weights: Some(g.weight_set()),
-            gguf_file_type: g.get_u64("general.file_type"),
-            spec,
-            gguf_quant: None,
-            source: format!(
-                "GGUF header of {url} ({} bytes in {} requests)",
-                st.bytes_fetched, st.round_trips
-            ),
-        });
+        let source = format!(
+            "GGUF header of {url} ({} bytes in {} requests)",
+            st.bytes_fetched, st.round_trips
+        );
+        return from_gguf(&name, &g, source);
     }
     let config_url = if path.ends_with("config.json") {
         url.to_string()
