@@ -17,6 +17,7 @@
 
 pub mod analysis;
 pub mod format;
+pub mod model;
 pub mod pickle;
 pub mod svg;
 pub mod timeline;
