@@ -12,7 +12,7 @@ use crate::speed;
 use std::collections::BTreeMap;
 use vramfit_engine::llamacpp::args::{Override, Target};
 use vramfit_engine::llamacpp::{self, placement, LlamaCppConfig};
-use vramfit_engine::{DevicePlan, Hardware, HostPlan, KvSummary, Verdict};
+use vramfit_engine::{Hardware, HostPlan, KvSummary, Verdict};
 use vramfit_model::units::{fmt_bytes, MIB};
 use vramfit_model::weights::layer_of;
 use vramfit_model::{GgmlType, ModelSpec, WeightSet};
@@ -145,12 +145,7 @@ impl<'a> Setup<'a> {
     }
 
     fn fits_cfg(&self, cfg: &LlamaCppConfig, n_ctx: u64) -> bool {
-        let l = llamacpp::layout(self.spec, self.weights, cfg, &self.hw, n_ctx);
-        self.hw
-            .gpus
-            .iter()
-            .enumerate()
-            .all(|(d, g)| l.used(d) <= g.free_bytes)
+        llamacpp::layout(self.spec, self.weights, cfg, &self.hw, n_ctx).fits(&self.hw.gpus)
     }
 
     /// Does the launch fit the planned free memory?
@@ -313,33 +308,8 @@ impl<'a> Setup<'a> {
         // the engine's layout of the printed command (what `check` computes), without check's
         // own searches and suggestions
         let l = llamacpp::layout(self.spec, self.weights, &cfg, &self.hw, k.ctx * k.np);
-        let devices: Vec<DevicePlan> = self
-            .real_hw
-            .gpus
-            .iter()
-            .enumerate()
-            .map(|(d, g)| {
-                let mut dp = DevicePlan {
-                    name: g.name.clone(),
-                    total_bytes: g.total_bytes,
-                    free_bytes: g.free_bytes,
-                    weights_bytes: l.weights[d],
-                    kv_cache_bytes: l.kv[d] as i64,
-                    compute_bytes: l.compute[d],
-                    cuda_graph_bytes: 0,
-                    overhead_bytes: l.overhead[d],
-                    used_bytes: 0,
-                };
-                dp.finish();
-                dp
-            })
-            .collect();
-        let fits = self
-            .hw
-            .gpus
-            .iter()
-            .enumerate()
-            .all(|(d, g)| l.used(d) <= g.free_bytes);
+        let devices = l.device_plans(&self.real_hw.gpus);
+        let fits = l.fits(&self.hw.gpus);
         let kv_total = l.kv.iter().sum::<u64>() + l.host_kv;
         let max_context = self.max_ctx(k);
         let max_concurrency = self.max_np(k);

@@ -67,12 +67,7 @@ pub fn suggestions(
     let mut out = Vec::new();
     let want = default_ctx(cfg, spec);
     let gpus = visible(cfg, hw);
-    let fits_cfg = |c: &LlamaCppConfig, n_ctx: u64| {
-        let l = layout(spec, w, c, hw, n_ctx);
-        gpus.iter()
-            .enumerate()
-            .all(|(d, g)| l.used(d) <= g.free_bytes)
-    };
+    let fits_cfg = |c: &LlamaCppConfig, n_ctx: u64| layout(spec, w, c, hw, n_ctx).fits(gpus);
     if max_ctx >= 256 && max_ctx < want {
         out.push(format!(
             "-c {max_ctx}: the largest context that fits with the other settings"

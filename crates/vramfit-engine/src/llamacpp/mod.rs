@@ -45,6 +45,35 @@ impl Layout {
     pub fn used(&self, d: usize) -> u64 {
         self.weights[d] + self.kv[d] + self.compute[d] + self.overhead[d]
     }
+
+    /// True when every GPU holds what this layout puts on it.
+    pub fn fits(&self, gpus: &[crate::hardware::Gpu]) -> bool {
+        gpus.iter()
+            .enumerate()
+            .all(|(d, g)| self.used(d) <= g.free_bytes)
+    }
+
+    /// The per-device rows of the `check` report for this layout.
+    pub fn device_plans(&self, gpus: &[crate::hardware::Gpu]) -> Vec<DevicePlan> {
+        gpus.iter()
+            .enumerate()
+            .map(|(d, g)| {
+                let mut dp = DevicePlan {
+                    name: g.name.clone(),
+                    total_bytes: g.total_bytes,
+                    free_bytes: g.free_bytes,
+                    weights_bytes: self.weights[d],
+                    kv_cache_bytes: self.kv[d] as i64,
+                    compute_bytes: self.compute[d],
+                    cuda_graph_bytes: 0,
+                    overhead_bytes: self.overhead[d],
+                    used_bytes: 0,
+                };
+                dp.finish();
+                dp
+            })
+            .collect()
+    }
 }
 
 /// Repeating blocks llama.cpp sees: the spec's layers, or more when the GGUF ships extra blocks
@@ -132,9 +161,7 @@ fn visible<'a>(cfg: &LlamaCppConfig, hw: &'a Hardware) -> &'a [crate::hardware::
 }
 
 fn fits(l: &Layout, hw: &[crate::hardware::Gpu]) -> bool {
-    hw.iter()
-        .enumerate()
-        .all(|(d, g)| l.used(d) <= g.free_bytes)
+    l.fits(hw)
 }
 
 /// The largest context (a multiple of 256) that fits with everything else unchanged, up to
@@ -198,20 +225,8 @@ pub fn plan(
         ));
     }
     let max_ctx = max_context(spec, weights, cfg, hw, limit);
-    let mut devices = Vec::new();
-    for (d, g) in gpus.iter().enumerate() {
-        let mut dp = DevicePlan {
-            name: g.name.clone(),
-            total_bytes: g.total_bytes,
-            free_bytes: g.free_bytes,
-            weights_bytes: l.weights[d],
-            kv_cache_bytes: l.kv[d] as i64,
-            compute_bytes: l.compute[d],
-            cuda_graph_bytes: 0,
-            overhead_bytes: l.overhead[d],
-            used_bytes: 0,
-        };
-        dp.finish();
+    let devices = l.device_plans(gpus);
+    for (d, (g, dp)) in gpus.iter().zip(&devices).enumerate() {
         if dp.used_bytes > g.free_bytes {
             problems.push(format!(
                 "{} (GPU {d}) needs {} but has {} free: short by {}",
@@ -221,7 +236,6 @@ pub fn plan(
                 fmt_bytes_signed(dp.used_bytes as i64 - g.free_bytes as i64)
             ));
         }
-        devices.push(dp);
     }
     let fits_now = problems.is_empty() || problems.iter().all(|p| !p.contains("short by"));
     let verdict = if fits_now && !(cfg.type_v.is_quantized() && !l.fa) {
