@@ -17,13 +17,55 @@ pub struct Gpu {
     pub unified: bool,
 }
 
+const GIB: u64 = 1 << 30;
+
+/// The memory macOS lets the GPU use on Apple Silicon (Metal `recommendedMaxWorkingSetSize`)
+/// for a machine of `physical` bytes: 2/3 up to 32 GiB, 3/4 above. Real values:
+/// 16 GiB → 10922.67 MiB (abetlen/llama-cpp-python#687), 32 GiB → 21845.34 MiB (ollama#434),
+/// 64 GiB → ~48 GiB (llama.cpp#1870), 96 GiB → 73728 MiB (llama.cpp#3213). macOS 26 gives a
+/// 128 GiB M5 Max 107.52 GiB (antirez/ds4#893): later releases may allow more than this rule.
+pub fn apple_working_set(physical: u64) -> u64 {
+    if physical <= 32 * GIB {
+        physical / 3 * 2
+    } else {
+        physical / 4 * 3
+    }
+}
+
+/// True for an Apple Silicon GPU (Metal only: no CUDA, no CUDA graphs, no vLLM/SGLang CUDA).
+pub fn is_apple(g: &Gpu) -> bool {
+    g.unified && g.name.starts_with("Apple ")
+}
+
+/// The physical memory of a unified-memory machine (one pool for the CPU and the GPU), from the
+/// catalog entry of the GPU's name.
+pub fn unified_pool(g: &Gpu) -> Option<u64> {
+    if !g.unified {
+        return None;
+    }
+    vramfit_model::catalog::find_gpu(&g.name)
+        .ok()
+        .filter(|c| c.unified_memory)
+        .map(|c| c.memory_bytes)
+}
+
 impl Gpu {
-    /// A catalog GPU, clean (all its memory free).
+    /// A catalog GPU, clean (all its memory free). On Apple Silicon the device total is what
+    /// macOS lets the GPU wire ([`apple_working_set`]), not the machine's memory.
     pub fn from_catalog(g: &vramfit_model::catalog::CatalogGpu) -> Gpu {
+        let usable = if g.vendor == "Apple" {
+            apple_working_set(g.memory_bytes)
+        } else if g.vendor == "AMD" && g.unified_memory {
+            // AMD APUs (Strix Halo): the TTM/GTT limit, half of system memory by default
+            // (63968 MiB of a 128 GB machine, antirez/ds4#475)
+            g.memory_bytes / 2
+        } else {
+            g.memory_bytes
+        };
         Gpu {
             name: g.name.clone(),
-            total_bytes: g.memory_bytes,
-            free_bytes: g.memory_bytes,
+            total_bytes: usable,
+            free_bytes: usable,
             bandwidth_gbps: Some(g.bandwidth_gbps),
             compute_capability: g.compute_capability.as_deref().and_then(|c| c.parse().ok()),
             unified: g.unified_memory,
@@ -37,4 +79,50 @@ pub struct Hardware {
     pub gpus: Vec<Gpu>,
     /// host RAM available for weights kept on the CPU, when known
     pub host_ram_bytes: Option<u64>,
+}
+
+impl Hardware {
+    /// Unified-memory machines: host RAM and GPU memory are one pool, the machine's memory;
+    /// `sysctl iogpu.wired_limit_mb=N` sets what an Apple GPU may use (capped at the pool).
+    /// Returns a line for the report for each change.
+    pub fn apply_unified(&mut self, wired_limit_mb: Option<u64>) -> Vec<String> {
+        let mut notes = Vec::new();
+        for g in &mut self.gpus {
+            let Some(pool) = unified_pool(g) else {
+                continue;
+            };
+            if self.host_ram_bytes.is_none() {
+                self.host_ram_bytes = Some(pool);
+            }
+            if g.name.starts_with("AMD ") {
+                notes.push(format!(
+                    "{}: the GPU uses the GTT share of the {:.0} GiB unified memory, {:.1} GiB by default (half; the kernel's ttm.pages_limit raises it)",
+                    g.name,
+                    pool as f64 / GIB as f64,
+                    g.total_bytes as f64 / GIB as f64
+                ));
+            }
+            if is_apple(g) {
+                match wired_limit_mb {
+                    Some(mb) => {
+                        let b = (mb << 20).min(pool);
+                        notes.push(format!(
+                            "iogpu.wired_limit_mb={mb}: the GPU may use {:.1} GiB of the {:.0} GiB",
+                            b as f64 / GIB as f64,
+                            pool as f64 / GIB as f64
+                        ));
+                        g.total_bytes = b;
+                        g.free_bytes = b;
+                    }
+                    None => notes.push(format!(
+                        "{}: macOS lets the GPU use {:.1} GiB of the {:.0} GiB unified memory (recommendedMaxWorkingSetSize; `sudo sysctl iogpu.wired_limit_mb=N` raises it)",
+                        g.name,
+                        g.total_bytes as f64 / GIB as f64,
+                        pool as f64 / GIB as f64
+                    )),
+                }
+            }
+        }
+        notes
+    }
 }

@@ -16,9 +16,11 @@
 //! ```
 
 mod flags;
+pub mod hints;
 
 use crate::error::EngineError;
 pub use flags::{Arity, Flag, FlagReader, Flags};
+pub use hints::{Hints, VersionHint};
 
 /// The serving engines vramfit models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -55,6 +57,9 @@ pub struct Command {
     pub args: Vec<String>,
     /// the engine, when the program names one
     pub engine: Option<EngineKind>,
+    /// engine releases and machine settings read around the command (image tag, `pip install`
+    /// lines, `sysctl iogpu.wired_limit_mb`)
+    pub hints: Hints,
 }
 
 impl Command {
@@ -62,8 +67,12 @@ impl Command {
     /// spaces is split with shell quoting rules first.
     pub fn parse<S: AsRef<str>>(argv: &[S]) -> Result<Command, EngineError> {
         let mut words: Vec<String> = Vec::new();
+        let mut hints = Hints::default();
         if argv.len() == 1 && argv[0].as_ref().trim().contains(char::is_whitespace) {
-            words = shell_split(argv[0].as_ref())?;
+            // pasted text: setup lines (`pip install vllm==X`, `sysctl ...`) around the command
+            let (w, h) = hints::split_statements(split_words(argv[0].as_ref(), true)?);
+            words = w;
+            hints = h;
         } else {
             words.extend(argv.iter().map(|s| s.as_ref().to_string()));
         }
@@ -86,11 +95,17 @@ impl Command {
             return Err(EngineError::EmptyCommand);
         }
         let (program, args, engine) = split_program(rest, &mut env);
+        if let Some(image) = docker_image(&program) {
+            if let Some(v) = hints::from_image(image)? {
+                hints.versions.push(v);
+            }
+        }
         Ok(Command {
             env,
             program,
             args,
             engine,
+            hints,
         })
     }
 
@@ -102,6 +117,13 @@ impl Command {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
+}
+
+/// The image of a `docker run IMAGE` / `podman run IMAGE` program.
+fn docker_image(program: &str) -> Option<&str> {
+    let mut w = program.split_whitespace();
+    let first = basename(w.next()?);
+    (matches!(first, "docker" | "podman") && w.next() == Some("run")).then(|| w.next())?
 }
 
 /// `NAME=value` where NAME is a shell variable name.
@@ -311,6 +333,12 @@ fn split_docker(
 /// double quotes keep all but `\"`, `\\`, `\$`, `` \` ``; a backslash outside quotes escapes
 /// the next character, and a backslash-newline (a pasted line continuation) is dropped.
 pub fn shell_split(text: &str) -> Result<Vec<String>, EngineError> {
+    split_words(text, false)
+}
+
+/// [`shell_split`]; with `statements`, an unquoted newline that does not continue the line is
+/// kept as a `"\n"` word (a line that starts with a flag continues the one before it).
+fn split_words(text: &str, statements: bool) -> Result<Vec<String>, EngineError> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;
@@ -363,6 +391,12 @@ pub fn shell_split(text: &str) -> Result<Vec<String>, EngineError> {
                     words.push(std::mem::take(&mut cur));
                     in_word = false;
                 }
+                if c == '\n' && statements {
+                    let next = chars.clone().find(|c| !c.is_whitespace());
+                    if next != Some('-') && words.last().is_some_and(|w| w != "\n") {
+                        words.push("\n".into());
+                    }
+                }
             }
             '#' if !in_word => {
                 // a comment runs to the end of the line
@@ -370,6 +404,10 @@ pub fn shell_split(text: &str) -> Result<Vec<String>, EngineError> {
                     if ch == '\n' {
                         break;
                     }
+                }
+                let next = chars.clone().find(|c| !c.is_whitespace());
+                if statements && next != Some('-') && words.last().is_some_and(|w| w != "\n") {
+                    words.push("\n".into());
                 }
             }
             c => {

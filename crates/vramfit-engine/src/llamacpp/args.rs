@@ -80,6 +80,8 @@ pub struct LlamaCppConfig {
     /// `--fit-target` MiB per device (default 1024)
     pub fit_target_mib: Vec<u64>,
     pub fit_ctx: u64,
+    /// what `--fit` decided for the layers (set by [`super::autofit`], never read from a flag)
+    pub fit_layers: Option<std::sync::Arc<super::autofit::LayerParts>>,
     /// devices the process sees (CUDA_VISIBLE_DEVICES / `-dev`), as indices into the GPU list
     pub devices: Option<Vec<usize>>,
     /// llama-bench: tokens of prompt + generation + depth (its n_ctx, llama-bench.cpp
@@ -279,6 +281,7 @@ pub fn parse(
         fit: None,
         fit_target_mib: vec![1024],
         fit_ctx: 4096,
+        fit_layers: None,
         devices: None,
         bench_tokens: None,
         build: build.unwrap_or(CURRENT),

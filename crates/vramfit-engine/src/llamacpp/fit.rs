@@ -1,57 +1,11 @@
-//! What changes make a llama.cpp launch fit: the context `--fit` would pick (common/fit.cpp,
-//! #16653: an unset context is lowered until every device keeps `--fit-target`, 1024 MiB by
-//! default, free; never below `--fit-ctx`, 4096), and the smallest single-knob changes.
+//! What changes make a llama.cpp launch fit when the engine's own `--fit` ([`super::autofit`])
+//! does not: the smallest single-knob changes.
 
 use super::args::LlamaCppConfig;
-use super::placement::PreparedWeights;
 use super::{default_ctx, layout_prepared, max_context, prepare, visible};
 use crate::hardware::Hardware;
 use crate::search::{boundary, largest_fitting};
-use vramfit_model::units::MIB;
 use vramfit_model::{GgmlType, ModelSpec, WeightSet};
-
-fn margin(cfg: &LlamaCppConfig, d: usize) -> u64 {
-    cfg.fit_target_mib
-        .get(d)
-        .or(cfg.fit_target_mib.last())
-        .copied()
-        .unwrap_or(1024)
-        * MIB
-}
-
-fn fits_with_margin(
-    spec: &ModelSpec,
-    pw: &PreparedWeights,
-    cfg: &LlamaCppConfig,
-    hw: &Hardware,
-    n_ctx: u64,
-) -> bool {
-    let l = layout_prepared(spec, pw, cfg, hw, n_ctx);
-    visible(cfg, hw)
-        .iter()
-        .enumerate()
-        .all(|(d, g)| l.used(d) + margin(cfg, d) <= g.free_bytes)
-}
-
-/// The context `--fit` settles on (a multiple of 256, at least `--fit-ctx`), or None when even
-/// that does not fit (llama.cpp then moves layers off the GPU).
-pub fn fit_context(
-    spec: &ModelSpec,
-    w: &WeightSet,
-    cfg: &LlamaCppConfig,
-    hw: &Hardware,
-) -> Option<u64> {
-    let min = cfg.fit_ctx.max(256);
-    let start = default_ctx(cfg, spec);
-    let pw = prepare(spec, w);
-    let fits = |c: u64| fits_with_margin(spec, &pw, cfg, hw, c);
-    if !fits(min) {
-        return None;
-    }
-    // --fit only lowers the context it starts from: one step above it is the bound, unprobed
-    let (lo, hi) = (min / 256 * 256, (start.max(min) / 256 + 1) * 256);
-    Some(boundary(lo, hi, 256, fits))
-}
 
 /// The smallest changes that make the launch fit, as flags with a reason.
 pub fn suggestions(

@@ -6,10 +6,12 @@
 //! change ([`fit`]). Names follow llama.cpp (`n_ctx`, `n_ubatch`, `n_embd_k_gqa`).
 
 pub mod args;
+pub mod autofit;
 pub mod compute;
 pub mod fit;
 pub mod kv;
 pub mod placement;
+pub mod report;
 pub mod version;
 
 use crate::hardware::Hardware;
@@ -182,7 +184,7 @@ pub fn layout_prepared(
     }
 }
 
-fn visible<'a>(cfg: &LlamaCppConfig, hw: &'a Hardware) -> &'a [crate::hardware::Gpu] {
+pub(crate) fn visible<'a>(cfg: &LlamaCppConfig, hw: &'a Hardware) -> &'a [crate::hardware::Gpu] {
     match &cfg.devices {
         Some(d) => &hw.gpus[..d.len().min(hw.gpus.len())],
         None => &hw.gpus,
@@ -215,21 +217,26 @@ pub fn plan(
     cfg: &LlamaCppConfig,
     hw: &Hardware,
 ) -> MemoryPlan {
+    let orig = cfg;
     let gpus = visible(cfg, hw);
     let mut problems = Vec::new();
     let mut notes = cfg.notes.clone();
-    let mut n_ctx_req = default_ctx(cfg, spec);
-    let fit_on = cfg.build.has(version::change::FIT_DEFAULT) && cfg.fit != Some(false);
-    let mut l = layout(spec, weights, cfg, hw, n_ctx_req);
+    let pw = prepare(spec, weights);
+    // llama.cpp's own --fit runs before anything is allocated and rewrites the settings
+    let fit = autofit::run(spec, &pw, cfg, hw);
+    let (eff, n_ctx_req) = match &fit {
+        Some(r) => (r.cfg.clone(), r.n_ctx),
+        None => (cfg.clone(), default_ctx(cfg, spec)),
+    };
+    let cfg = &eff;
+    let l = layout_prepared(spec, &pw, cfg, hw, n_ctx_req);
     let limit = spec.n_ctx_train.max(n_ctx_req);
-    if fit_on && cfg.n_ctx.is_none() && !fits(&l, gpus) {
-        // --fit lowers an unset context until every device keeps its margin (common/fit.cpp)
-        if let Some(c) = fit::fit_context(spec, weights, cfg, hw) {
+    if let Some(r) = &fit {
+        notes.extend(autofit::describe(r, pw.n_blocks));
+        if let autofit::Outcome::Failed(why) = &r.outcome {
             notes.push(format!(
-                "--fit (on by default since b7407) lowers the context from {n_ctx_req} to {c}"
+                "--fit does not place layers ({why}; common/fit.cpp gives up): llama.cpp loads them as given"
             ));
-            n_ctx_req = c;
-            l = layout(spec, weights, cfg, hw, n_ctx_req);
         }
     }
     if cfg.type_v.is_quantized() && !l.fa {
@@ -252,6 +259,9 @@ pub fn plan(
         }
     }
     let fits_now = problems.is_empty() || problems.iter().all(|p| !p.contains("short by"));
+    let host_short = report::host_ram_problem(&l, hw);
+    let fits_now = fits_now && host_short.is_none();
+    problems.extend(host_short);
     let verdict = if fits_now && !(cfg.type_v.is_quantized() && !l.fa) {
         Verdict::Fits
     } else {
@@ -260,6 +270,10 @@ pub fn plan(
     let mut suggestions = Vec::new();
     if verdict == Verdict::DoesNotFit {
         suggestions = fit::suggestions(spec, weights, cfg, hw, max_ctx);
+        suggestions.extend(report::fit_suggestions(spec, &pw, orig, hw, fit.as_ref()));
+    }
+    if let Some(r) = fit.as_ref().filter(|r| r.layers.is_some()) {
+        notes.extend(report::offload_notes(spec, weights, &l, gpus, r));
     }
     if gpus.is_empty() {
         notes.push("no GPU given: everything runs on the CPU".into());

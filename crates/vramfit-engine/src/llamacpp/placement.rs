@@ -160,6 +160,8 @@ struct TensorInfo {
     /// 2-D or more with more than one row: a GPU op would copy it up when left on the CPU
     matrix: bool,
     routed_expert: bool,
+    /// which FFN projection the name starts (`--fit` moves parts of a layer by these)
+    ffn: super::autofit::FfnPart,
     role: CpuWeightRole,
     /// `token_embd*`: read by get_rows on the CPU, never copied up
     input: bool,
@@ -177,6 +179,7 @@ impl TensorInfo {
             two_d: t.dims.len() >= 2,
             matrix: t.dims.len() >= 2 && t.dims.get(1).copied().unwrap_or(1) > 1,
             routed_expert: is_routed_expert(&t.name),
+            ffn: super::autofit::FfnPart::of(&t.name),
             role: role(&t.name),
             input: t.name.starts_with("token_embd"),
             output: t.name.starts_with("output"),
@@ -283,7 +286,10 @@ pub fn place_prepared(cfg: &LlamaCppConfig, pw: &PreparedWeights, free: &[u64]) 
                 Target::Gpu(_) => natural,
             },
             None if cpu_moe(cfg, t) => None,
-            None => natural,
+            None => match (&cfg.fit_layers, t.layer) {
+                (Some(parts), Some(il)) => parts.device_of(il, t.ffn, t.routed_expert, natural),
+                _ => natural,
+            },
         };
         match (dev, &row_split) {
             (Some(_), Some(sp)) if t.two_d => {

@@ -112,6 +112,43 @@ fn fa_supported(g: &Gpu) -> bool {
     }
 }
 
+/// A llama-server fix from [`llamacpp::plan`] said with Ollama's knobs (Modelfile `PARAMETER`
+/// lines, request options, `OLLAMA_*` in the environment of `ollama serve`); None for a fix
+/// Ollama has no knob for (`--n-cpu-moe`, `--fit`).
+pub fn ollama_fix(s: &str, np: u64) -> Option<String> {
+    let (head, why) = s.split_once(": ").unwrap_or((s, ""));
+    let words: Vec<&str> = head.split_whitespace().collect();
+    let num = |flag: &str| {
+        words
+            .iter()
+            .position(|w| *w == flag)
+            .and_then(|i| words.get(i + 1))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let ctx_line = |n: u64| {
+        let per = n / np.max(1);
+        format!("PARAMETER num_ctx {per} in the Modelfile (or --num-ctx {per}, or OLLAMA_CONTEXT_LENGTH={per} for ollama serve)")
+    };
+    let kv = "OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_FLASH_ATTENTION=1 in the environment of ollama serve";
+    let why = why.replace("-c ", "num_ctx ");
+    match words.first().copied()? {
+        "-c" => Some(format!("{}: {why}", ctx_line(num("-c")?))),
+        "-ctk" => match num("-c") {
+            Some(n) => Some(format!("{kv}, and {}: a q8_0 KV cache fits that context", ctx_line(n))),
+            None => Some(format!("{kv}: halves the KV cache")),
+        },
+        "-ngl" => {
+            let n = num("-ngl")?;
+            Some(format!("PARAMETER num_gpu {n} in the Modelfile (or --num-gpu {n}): {why}"))
+        }
+        "drop" if head.contains("-ngl") => Some(format!(
+            "remove PARAMETER num_gpu (or --num-gpu): {}",
+            why.replace("llama.cpp's --fit", "llama-server's --fit")
+        )),
+        _ => None,
+    }
+}
+
 /// Everything Ollama decides before llama-server starts.
 #[derive(Debug, Clone)]
 pub struct Launch {
@@ -286,6 +323,12 @@ pub fn plan(
     notes.append(&mut p.notes);
     p.notes = notes;
     p.notes.extend(cfg.notes.iter().cloned());
+    // llama-server flags mean nothing to an Ollama user: say each fix in Ollama's vocabulary
+    p.suggestions = p
+        .suggestions
+        .iter()
+        .filter_map(|s| ollama_fix(s, np))
+        .collect();
     if l.num_ctx_auto && p.verdict == crate::plan::Verdict::DoesNotFit && l.num_ctx > 4096 {
         let lower = if l.num_ctx > 32768 { 32768 } else { 4096 };
         p.suggestions.push(format!(

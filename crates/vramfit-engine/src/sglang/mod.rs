@@ -87,6 +87,7 @@ fn weight_view(cfg: &SglangConfig) -> Option<vllm::VllmConfig> {
         program: "vllm".into(),
         args: words[1..].to_vec(),
         engine: Some(EngineKind::Vllm),
+        hints: Default::default(),
     };
     vllm::parse(&cmd, None).ok()
 }

@@ -49,6 +49,30 @@ pub fn check(
     version: Option<&str>,
 ) -> Result<MemoryPlan, CliError> {
     let cmd = Command::parse(command).map_err(|e| CliError::input(e.to_string()))?;
+    // a release named in the pasted text (image tag, pip line) when --engine-version is not given
+    let hint = cmd.engine.and_then(|e| cmd.hints.version_for(e)).filter(|_| version.is_none());
+    let version = version.map(String::from).or(hint.map(|h| h.version.clone()));
+    let mut hw = hw.clone();
+    let mut notes = hw.apply_unified(cmd.hints.wired_limit_mb);
+    if let Some(h) = hint {
+        notes.push(format!("engine release {} read from {}", h.version, h.source));
+    }
+    if matches!(cmd.engine, Some(EngineKind::Vllm | EngineKind::Sglang))
+        && hw.gpus.iter().any(vramfit_engine::hardware::is_apple)
+    {
+        return Err(CliError::input(format!(
+            "{} has no Metal backend: on Apple Silicon ({}) run the model with llama.cpp or Ollama (vramfit checks those), or MLX",
+            cmd.engine.map(|e| e.name()).unwrap_or_default(),
+            hw.gpus[0].name
+        )));
+    }
+    let mut plan = check_engine(&cmd, &hw, version.as_deref())?;
+    notes.append(&mut plan.notes);
+    plan.notes = notes;
+    Ok(plan)
+}
+
+fn check_engine(cmd: &Command, hw: &Hardware, version: Option<&str>) -> Result<MemoryPlan, CliError> {
     match cmd.engine {
         Some(EngineKind::Vllm) => {
             let cfg = vllm::parse(&cmd, version).map_err(|e| CliError::input(e.to_string()))?;

@@ -1,0 +1,237 @@
+//! What a pasted command says about the machine and the engine release besides its flags:
+//! the version in a container image tag (`vllm/vllm-openai:v0.10.1`, `lmsysorg/sglang:v0.5.2-cu126`,
+//! `ghcr.io/ggml-org/llama.cpp:server-cuda-b5274`, `ollama/ollama:0.12.3`), a
+//! `pip install vllm==0.10.1` line pasted above the command, and `sysctl iogpu.wired_limit_mb=N`
+//! (the macOS GPU working-set override).
+
+use super::EngineKind;
+use crate::error::EngineError;
+
+/// An engine release named in the pasted text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionHint {
+    pub engine: EngineKind,
+    /// as the engine's `--engine-version` takes it: `0.10.1`, `b5274`
+    pub version: String,
+    /// where it was read (`image vllm/vllm-openai:v0.10.1`, `pip install vllm==0.10.1`)
+    pub source: String,
+}
+
+/// Everything read from the pasted text around the command itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hints {
+    pub versions: Vec<VersionHint>,
+    /// `sysctl iogpu.wired_limit_mb=N`: the GPU working-set limit on Apple Silicon, MiB
+    pub wired_limit_mb: Option<u64>,
+}
+
+impl Hints {
+    /// The release named for `engine`, the last one written winning.
+    pub fn version_for(&self, engine: EngineKind) -> Option<&VersionHint> {
+        self.versions.iter().rev().find(|v| v.engine == engine)
+    }
+}
+
+/// `X.Y[.Z[.postN]]` with an optional `v`, followed by nothing or by `-suffix` (`-cu126`).
+fn release(tag: &str) -> Option<String> {
+    let t = tag.strip_prefix('v').unwrap_or(tag);
+    let core = t.split(['-', '+']).next().unwrap_or(t);
+    let parts: Vec<&str> = core.split('.').collect();
+    let nums = parts
+        .iter()
+        .take_while(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        .count();
+    if nums < 2 || nums > 3 {
+        return None;
+    }
+    // a fourth part may only be a post/rc marker (0.10.1.post1, 0.11.0rc1 handled above)
+    if parts.len() > nums && !parts[nums].starts_with("post") {
+        return None;
+    }
+    Some(parts[..nums].join("."))
+}
+
+/// Tags that name no release: the image's current build.
+const MOVING_TAGS: &[&str] = &[
+    "latest", "nightly", "dev", "main", "master", "stable", "rocm", "cuda", "cpu", "server",
+    "full", "light", "vulkan", "musa", "intel", "edge",
+];
+
+fn is_moving(tag: &str) -> bool {
+    tag.split(['-', '_'])
+        .all(|p| MOVING_TAGS.contains(&p) || p.starts_with("cu") || p.starts_with("rocm"))
+}
+
+/// The engine release an image reference names; Ok(None) for a moving tag (`latest`) or no tag;
+/// an error for a tag of a known engine image that names no release.
+pub fn from_image(image: &str) -> Result<Option<VersionHint>, EngineError> {
+    let lower = image.to_ascii_lowercase();
+    // registry/org/name[:tag][@digest]
+    let no_digest = lower.split('@').next().unwrap_or(&lower);
+    let (name, tag) = match no_digest.rsplit_once(':') {
+        Some((n, t)) if !t.contains('/') => (n, Some(t)),
+        _ => (no_digest, None),
+    };
+    let engine = if name.contains("vllm") {
+        EngineKind::Vllm
+    } else if name.contains("sglang") {
+        EngineKind::Sglang
+    } else if name.contains("ollama") {
+        EngineKind::Ollama
+    } else if name.contains("llama.cpp") || name.contains("llama-cpp") {
+        EngineKind::LlamaCpp
+    } else {
+        return Ok(None);
+    };
+    let Some(tag) = tag else { return Ok(None) };
+    let hint = |version: String| {
+        Ok(Some(VersionHint {
+            engine,
+            version,
+            source: format!("image {image}"),
+        }))
+    };
+    if engine == EngineKind::LlamaCpp {
+        // ggml-org images: server-cuda-b5274, full-b6000, light-vulkan-b7000, b5274
+        if let Some(b) = tag
+            .split('-')
+            .find(|p| p.len() > 1 && p.starts_with('b') && p[1..].chars().all(|c| c.is_ascii_digit()))
+        {
+            return hint(b.to_string());
+        }
+        if is_moving(tag) {
+            return Ok(None);
+        }
+    } else {
+        if let Some(v) = release(tag) {
+            return hint(v);
+        }
+        if is_moving(tag) {
+            return Ok(None);
+        }
+    }
+    let example = match engine {
+        EngineKind::Vllm => "vllm/vllm-openai:v0.10.1",
+        EngineKind::Sglang => "lmsysorg/sglang:v0.5.2-cu126",
+        EngineKind::Ollama => "ollama/ollama:0.12.3",
+        _ => "ghcr.io/ggml-org/llama.cpp:server-cuda-b5274",
+    };
+    Err(EngineError::bad_value(
+        "image tag",
+        image,
+        &format!(
+            "a {} image tag that names a release, such as {example}, or pass --engine-version",
+            engine.name()
+        ),
+    ))
+}
+
+/// `pip install ... vllm==0.10.1` (also `uv pip install`, `sglang[all]==0.5.2`, quoted).
+fn from_pip(words: &[String]) -> Option<VersionHint> {
+    let i = words.iter().position(|w| w == "install")?;
+    if !words[..i].iter().any(|w| w.ends_with("pip") || w.ends_with("pip3")) {
+        return None;
+    }
+    words[i + 1..].iter().rev().find_map(|w| {
+        let (name, v) = w.split_once("==")?;
+        let base = name.split('[').next().unwrap_or(name).to_ascii_lowercase();
+        let engine = match base.as_str() {
+            "vllm" => EngineKind::Vllm,
+            "sglang" => EngineKind::Sglang,
+            _ => return None,
+        };
+        Some(VersionHint {
+            engine,
+            version: release(v)?,
+            source: format!("pip install {w}"),
+        })
+    })
+}
+
+/// `sysctl iogpu.wired_limit_mb=N` (with or without sudo / -w).
+fn from_sysctl(words: &[String]) -> Option<u64> {
+    if !words.iter().any(|w| w.ends_with("sysctl")) {
+        return None;
+    }
+    words.iter().find_map(|w| {
+        w.strip_prefix("iogpu.wired_limit_mb=")
+            .or_else(|| w.strip_prefix("debug.iogpu.wired_limit="))
+            .and_then(|v| v.trim().parse().ok())
+    })
+}
+
+/// Split pasted text into statements (lines, `&&`, `;`), read the setup lines into hints, and
+/// return the statement that is the serving command: the last one that is not a setup line.
+pub fn split_statements(words: Vec<String>) -> (Vec<String>, Hints) {
+    let mut hints = Hints::default();
+    let mut statements: Vec<Vec<String>> = vec![Vec::new()];
+    for w in words {
+        if matches!(w.as_str(), "&&" | ";" | "||" | "\n") {
+            statements.push(Vec::new());
+        } else if let Some(stripped) = w.strip_suffix(';').filter(|s| !s.is_empty()) {
+            statements.last_mut().unwrap_or(&mut Vec::new()).push(stripped.to_string());
+            statements.push(Vec::new());
+        } else if let Some(last) = statements.last_mut() {
+            last.push(w);
+        }
+    }
+    let mut command = Vec::new();
+    for s in statements.into_iter().filter(|s| !s.is_empty()) {
+        if let Some(v) = from_pip(&s) {
+            hints.versions.push(v);
+        } else if let Some(mb) = from_sysctl(&s) {
+            hints.wired_limit_mb = Some(mb);
+        } else if is_setup(&s) {
+            continue;
+        } else {
+            command = s;
+        }
+    }
+    (command, hints)
+}
+
+/// Lines people paste above a command that start nothing: installs, exports without a
+/// command, `cd`, `source`, `sysctl`.
+fn is_setup(s: &[String]) -> bool {
+    let first = s[0].as_str();
+    matches!(first, "cd" | "source" | "." | "sudo" | "mkdir" | "git" | "huggingface-cli" | "hf" | "conda" | "export")
+        || s.iter().take(3).any(|w| w == "install")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_tags() {
+        let v = |i: &str| from_image(i).unwrap().map(|h| h.version);
+        assert_eq!(v("vllm/vllm-openai:v0.10.1"), Some("0.10.1".into()));
+        assert_eq!(v("vllm/vllm-openai:v0.10.1.post1"), Some("0.10.1".into()));
+        assert_eq!(v("vllm/vllm-openai:latest"), None);
+        assert_eq!(v("vllm/vllm-openai"), None);
+        assert_eq!(v("lmsysorg/sglang:v0.5.2-cu126"), Some("0.5.2".into()));
+        assert_eq!(v("lmsysorg/sglang:latest"), None);
+        assert_eq!(v("ghcr.io/ggml-org/llama.cpp:server-cuda-b5274"), Some("b5274".into()));
+        assert_eq!(v("ghcr.io/ggml-org/llama.cpp:server-cuda"), None);
+        assert_eq!(v("ollama/ollama:0.12.3"), Some("0.12.3".into()));
+        assert_eq!(v("ollama/ollama:0.12.3-rocm"), Some("0.12.3".into()));
+        assert_eq!(v("ollama/ollama:rocm"), None);
+        assert_eq!(v("docker.io/library/postgres:16"), None);
+        let e = from_image("vllm/vllm-openai:banana").unwrap_err().to_string();
+        assert!(e.contains("banana") && e.contains("v0.10.1"), "{e}");
+    }
+
+    #[test]
+    fn pasted_setup_lines() {
+        let w = |s: &str| super::super::split_words(s, true).unwrap();
+        let (cmd, h) = split_statements(w("pip install vllm==0.9.2 && vllm serve Qwen/Qwen3-8B"));
+        assert_eq!(cmd, ["vllm", "serve", "Qwen/Qwen3-8B"]);
+        assert_eq!(h.version_for(EngineKind::Vllm).unwrap().version, "0.9.2");
+        let (cmd, h) = split_statements(w("sudo sysctl iogpu.wired_limit_mb=90000; llama-server -m x.gguf"));
+        assert_eq!(cmd, ["llama-server", "-m", "x.gguf"]);
+        assert_eq!(h.wired_limit_mb, Some(90000));
+        let (cmd, h) = split_statements(w("uv pip install \"sglang[all]==0.4.6.post1\"\npython -m sglang.launch_server --model-path M"));
+        assert_eq!(cmd[0], "python");
+        assert_eq!(h.version_for(EngineKind::Sglang).unwrap().version, "0.4.6");
+    }
+}
