@@ -161,31 +161,43 @@ fn from_sysctl(words: &[String]) -> Option<u64> {
 }
 
 /// Split pasted text into statements (lines, `&&`, `;`), read the setup lines into hints, and
-/// return the statement that is the serving command: the last one that is not a setup line.
+/// return the rest as written: statements that start something (`ollama serve & ollama run M`)
+/// stay together; `pip install`, `sysctl`, `cd`, `export`, ... lines go.
 pub fn split_statements(words: Vec<String>) -> (Vec<String>, Hints) {
     let mut hints = Hints::default();
-    let mut statements: Vec<Vec<String>> = vec![Vec::new()];
+    // (words of the statement, the words as written including its separator)
+    let mut statements: Vec<(Vec<String>, Vec<String>)> = vec![(Vec::new(), Vec::new())];
     for w in words {
-        if matches!(w.as_str(), "&&" | ";" | "||" | "\n") {
-            statements.push(Vec::new());
+        let Some((cur, orig)) = statements.last_mut() else {
+            break;
+        };
+        if w == "\n" {
+            statements.push((Vec::new(), Vec::new()));
+        } else if matches!(w.as_str(), "&&" | ";" | "||") {
+            orig.push(w);
+            statements.push((Vec::new(), Vec::new()));
         } else if let Some(stripped) = w.strip_suffix(';').filter(|s| !s.is_empty()) {
-            statements.last_mut().unwrap_or(&mut Vec::new()).push(stripped.to_string());
-            statements.push(Vec::new());
-        } else if let Some(last) = statements.last_mut() {
-            last.push(w);
+            cur.push(stripped.to_string());
+            orig.push(w);
+            statements.push((Vec::new(), Vec::new()));
+        } else {
+            cur.push(w.clone());
+            orig.push(w);
         }
     }
     let mut command = Vec::new();
-    for s in statements.into_iter().filter(|s| !s.is_empty()) {
+    for (s, orig) in statements.into_iter().filter(|(s, _)| !s.is_empty()) {
         if let Some(v) = from_pip(&s) {
             hints.versions.push(v);
         } else if let Some(mb) = from_sysctl(&s) {
             hints.wired_limit_mb = Some(mb);
-        } else if is_setup(&s) {
-            continue;
-        } else {
-            command = s;
+        } else if !is_setup(&s) {
+            command.extend(orig);
         }
+    }
+    // a trailing separator of the last kept statement ends nothing
+    if command.last().is_some_and(|w| matches!(w.as_str(), "&&" | ";" | "||")) {
+        command.pop();
     }
     (command, hints)
 }

@@ -130,7 +130,7 @@ pub fn ollama_fix(s: &str, np: u64) -> Option<String> {
         format!("PARAMETER num_ctx {per} in the Modelfile (or --num-ctx {per}, or OLLAMA_CONTEXT_LENGTH={per} for ollama serve)")
     };
     let kv = "OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_FLASH_ATTENTION=1 in the environment of ollama serve";
-    let why = why.replace("-c ", "num_ctx ");
+    let why = why.replace("-c ", "num_ctx ").replace("(-ngl ", "(num_gpu ");
     match words.first().copied()? {
         "-c" => Some(format!("{}: {why}", ctx_line(num("-c")?))),
         "-ctk" => match num("-c") {
@@ -243,6 +243,12 @@ pub fn launch(spec: &ModelSpec, weights: &WeightSet, cfg: &OllamaConfig, hw: &Ha
     if let Some(n) = cfg.num_gpu {
         a.extend(["-ngl".into(), n.to_string()]);
     }
+    if spec.vision_params > 0 {
+        // llm/llama_server.go: LLAMA_ARG_FIT_TARGET raised by the projector (F16, 2 bytes a
+        // parameter) over llama-server's 1024 MiB default
+        let mib = 1024 + (spec.vision_params * 2).div_ceil(MIB);
+        a.extend(["--fit-target".into(), mib.to_string()]);
+    }
     Launch {
         gpus,
         num_ctx,
@@ -272,11 +278,35 @@ pub fn plan(
     p.engine = "ollama".into();
     if spec.vision_params > 0 {
         // llm/llama_server.go appendMMProjArgs: the projector loads on the GPU (--mmproj), and
-        // Ollama raises LLAMA_ARG_FIT_TARGET by its size; not counted here
-        p.problems.push(format!(
-            "the vision projector ({} parameters) that Ollama loads with --mmproj is not counted: leave about that much more room",
-            spec.vision_params
-        ));
+        // Ollama raises LLAMA_ARG_FIT_TARGET by its size so that --fit leaves room for it; an F16
+        // projector is 2 bytes a parameter. With num_gpu pinned --fit places nothing: not counted.
+        let proj = spec.vision_params * 2;
+        // --fit ran (num_gpu not pinned) and the launch fits: the target it kept free holds it
+        if cfg.num_gpu.is_none() && p.verdict == crate::plan::Verdict::Fits {
+            p.notes.push(format!(
+                "vision projector ({}): Ollama adds it to --fit-target, so --fit leaves that room on the GPU",
+                fmt_bytes(proj)
+            ));
+        } else {
+            p.problems.push(format!(
+                "the vision projector ({} parameters, about {}) that Ollama loads with --mmproj is not counted: leave about that much more room",
+                spec.vision_params,
+                fmt_bytes(proj)
+            ));
+        }
+    }
+    // what llama-server's --fit did, said as the Ollama option that would pin it
+    for n in p.notes.iter_mut() {
+        if let Some(rest) = n.strip_prefix("--fit keeps ") {
+            if let Some((head, ngl)) = rest.rsplit_once("(-ngl ") {
+                *n = format!(
+                    "llama-server's --fit keeps {head}(what PARAMETER num_gpu {} would pin)",
+                    ngl.trim_end_matches(')')
+                );
+            }
+        } else if n.starts_with("--fit ") {
+            *n = format!("llama-server's {n}");
+        }
     }
     let np = cfg.num_parallel.max(1);
     p.max_model_len /= np;
