@@ -13,9 +13,9 @@
 //! and its choices before that: the default `num_ctx` by VRAM tier, the GPU(s) it gives the
 //! runner, the generation batch. The memory itself is llama.cpp's ([`crate::llamacpp::plan`]).
 //!
-//! Not modelled: releases before v0.30.0 (`estimateGPULayers` in llm/memory.go until Nov 2025,
-//! then the Ollama-engine probe-and-shrink layout); they are planned with these semantics and a
-//! note. Ollama's OOM retry (one automatic-context tier lower) is reported as a suggestion.
+//! Releases before v0.30.0 placed whole layers by their own estimate (`estimateGPULayers` in
+//! llm/memory.go until Nov 2025, then the Ollama-engine probe-and-shrink layout): planned as whole
+//! layers that keep Ollama's reserve free, with vramfit's memory model in place of its estimate. Ollama's OOM retry (one automatic-context tier lower) is reported as a suggestion.
 
 pub mod args;
 pub mod tags;
@@ -110,6 +110,28 @@ fn fa_supported(g: &Gpu) -> bool {
         Some(cc) => cc >= 6.0 && (cc - 7.2).abs() > 1e-6,
         None => true,
     }
+}
+
+/// The most layers (output layer counted) that keep `reserve` free on every GPU.
+fn legacy_layers(
+    spec: &ModelSpec,
+    weights: &WeightSet,
+    cfg: &llamacpp::LlamaCppConfig,
+    hw: &Hardware,
+    reserve: u64,
+) -> u64 {
+    let pw = llamacpp::prepare(spec, weights);
+    let n_ctx = llamacpp::default_ctx(cfg, spec);
+    let ok = |n: u64| {
+        let mut c = cfg.clone();
+        c.n_gpu_layers = Some(n as i64);
+        let l = llamacpp::layout_prepared(spec, &pw, &c, hw, n_ctx);
+        hw.gpus
+            .iter()
+            .enumerate()
+            .all(|(d, g)| l.used(d) + reserve <= g.free_bytes)
+    };
+    crate::search::largest_fitting(0, pw.n_blocks + 1, 1, ok).unwrap_or(0)
 }
 
 /// A llama-server fix from [`llamacpp::plan`] said with Ollama's knobs (Modelfile `PARAMETER`
@@ -273,9 +295,28 @@ pub fn plan(
         gpus: l.gpus.clone(),
         host_ram_bytes: hw.host_ram_bytes,
     };
-    let lcfg = llamacpp::parse("llama-server", &l.llama_args, &[], None)?;
+    let legacy = cfg.release.is_some_and(|(a, b, _)| (a, b) < (0, 30));
+    let mut largs = l.llama_args.clone();
+    let mut legacy_note = None;
+    if legacy {
+        // before v0.30.0 Ollama's own scheduler chose the layers (llm/memory.go
+        // estimateGPULayers): whole layers while they fit in free memory less its reserve
+        // (MinimumMemory and OLLAMA_GPU_OVERHEAD); no --fit, no expert split
+        largs.extend(["--fit".into(), "off".into()]);
+        if cfg.num_gpu.is_none() {
+            let base = llamacpp::parse("llama-server", &largs, &[], None)?;
+            let n = legacy_layers(spec, weights, &base, &sub_hw, MINIMUM_MEMORY + cfg.gpu_overhead);
+            largs.extend(["-ngl".into(), n.to_string()]);
+            legacy_note = Some(format!(
+                "Ollama before v0.30.0 offloads whole layers by its own estimate (llm/memory.go estimateGPULayers, {} reserved per GPU): num_gpu {n} here, with vramfit's memory model in place of Ollama's estimate",
+                fmt_bytes(MINIMUM_MEMORY + cfg.gpu_overhead)
+            ));
+        }
+    }
+    let lcfg = llamacpp::parse("llama-server", &largs, &[], None)?;
     let mut p = llamacpp::plan(spec, weights, &lcfg, &sub_hw);
     p.engine = "ollama".into();
+    p.notes.extend(legacy_note);
     if spec.vision_params > 0 {
         // llm/llama_server.go appendMMProjArgs: the projector loads on the GPU (--mmproj), and
         // Ollama raises LLAMA_ARG_FIT_TARGET by its size so that --fit leaves room for it; an F16
@@ -336,13 +377,8 @@ pub fn plan(
     settings.append(&mut p.settings);
     p.settings = settings;
     let mut notes = l.notes;
-    notes.push("Ollama v0.30.0+ (ollama#16031) semantics: the model runs in llama-server with --fit; modelled as of v0.33.0-rc2".into());
-    if let Some((maj, min, _)) = cfg.release {
-        if (maj, min) < (0, 30) {
-            notes.push(format!(
-                "Ollama {maj}.{min} predates the llama-server runner (v0.30.0): it placed layers with its own estimate (llm/memory.go estimateGPULayers, later the Ollama-engine layout), which is not modelled; this plan uses v0.30+ semantics"
-            ));
-        }
+    if !legacy {
+        notes.push("Ollama v0.30.0+ (ollama#16031) semantics: the model runs in llama-server with --fit; modelled as of v0.33.0-rc2".into());
     }
     if cfg.gpu_overhead > 0 {
         notes.push(format!(
