@@ -255,11 +255,11 @@ pub fn run(
     let n_streams = if unified { 1 } else { n_seq.max(1) };
     let ctx_auto = matches!(cfg.n_ctx, None | Some(0)) && cfg.bench_tokens.is_none();
     let n_ctx_max = if ctx_auto {
-        spec.n_ctx_train.max(1) * n_streams
+        spec.n_ctx_train.max(1).saturating_mul(n_streams)
     } else {
         default_ctx(cfg, spec)
     };
-    let n_ctx_min = cfg.fit_ctx * n_streams;
+    let n_ctx_min = cfg.fit_ctx.saturating_mul(n_streams);
     let mut n_ctx = n_ctx_max;
     let mut run = FitRun {
         ctx_from: n_ctx_max,
@@ -270,6 +270,11 @@ pub fn run(
         cfg: cfg.clone(),
     };
     if nd == 0 {
+        return Some(run);
+    }
+    if cfg.split_mode == SplitMode::Tensor {
+        // "llama_params_fit is not implemented for SPLIT_MODE_TENSOR, abort"
+        run.outcome = Outcome::Failed("-sm tensor".into());
         return Some(run);
     }
     // free as the engine sees it: the backend's context is already created
@@ -303,8 +308,9 @@ pub fn run(
         let used_min: i64 = x.mem(cfg, n_ctx_min).iter().sum();
         n_ctx = n_ctx_min;
         if sum_target > used_min && sum_used > used_min {
-            let span = (n_ctx_max - n_ctx_min) as i64;
-            n_ctx += (span * (sum_target - used_min) / (sum_used - used_min)) as u64;
+            let span = (n_ctx_max - n_ctx_min) as i128;
+            let add = span * (sum_target - used_min) as i128 / (sum_used - used_min) as i128;
+            n_ctx = n_ctx.saturating_add(add.clamp(0, u64::MAX as i128) as u64);
             let align = 256 * n_streams;
             n_ctx = (n_ctx - n_ctx % align).max(n_ctx_min);
             run.n_ctx = n_ctx;
@@ -322,7 +328,7 @@ pub fn run(
             Some("-ts set by the user".into())
         }
         _ if nd > 1 && cfg.split_mode == SplitMode::Row => Some("-sm row".into()),
-        _ if nd > 1 && cfg.split_mode == SplitMode::Tensor => Some("-sm tensor".into()),
+
         _ if !cfg.overrides.is_empty() => Some("-ot set by the user".into()),
         _ if cfg.n_cpu_moe.is_some() => Some("--cpu-moe / --n-cpu-moe set by the user".into()),
         _ => None,

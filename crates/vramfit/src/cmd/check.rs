@@ -50,12 +50,18 @@ pub fn check(
 ) -> Result<MemoryPlan, CliError> {
     let cmd = Command::parse(command).map_err(|e| CliError::input(e.to_string()))?;
     // a release named in the pasted text (image tag, pip line) when --engine-version is not given
-    let hint = cmd.engine.and_then(|e| cmd.hints.version_for(e)).filter(|_| version.is_none());
+    let named = cmd.engine.and_then(|e| cmd.hints.version_for(e));
+    let hint = named.filter(|_| version.is_none());
     let version = version.map(String::from).or(hint.map(|h| h.version.clone()));
     let mut hw = hw.clone();
     let mut notes = hw.apply_unified(cmd.hints.wired_limit_mb);
     if let Some(h) = hint {
         notes.push(format!("engine release {} read from {}", h.version, h.source));
+    }
+    if let (Some(v), Some(h)) = (&version, named.filter(|_| hint.is_none())) {
+        if *v != h.version {
+            notes.push(format!("--engine-version {v} is used, not the {} of {}", h.version, h.source));
+        }
     }
     if matches!(cmd.engine, Some(EngineKind::Vllm | EngineKind::Sglang))
         && hw.gpus.iter().any(vramfit_engine::hardware::is_apple)
