@@ -185,3 +185,58 @@ fn two_gpus_split_by_layer_counts() {
     }
     assert!(run.cfg.tensor_split.is_some());
 }
+
+/// The rules read from common/fit.cpp for what stops the layer step: each pin gives up, the
+/// context cut stays; `-c` only keeps the context.
+#[test]
+fn what_pins_the_layers() {
+    let (spec, w) = model("Qwen/Qwen3-30B-A3B", "Q4_K_M");
+    let h = hw(&[7000, 7000], None);
+    let pw = llamacpp::prepare(&spec, &w);
+    for (flags, why) in [
+        ("-ngl 40", "-ngl 40"),
+        ("-ts 1,1", "-ts"),
+        ("-sm row", "-sm row"),
+        ("-ot blk\\.1\\.ffn_up_exps=CPU", "-ot"),
+        ("--n-cpu-moe 2", "--cpu-moe"),
+        ("-sm tensor", "-sm tensor"),
+    ] {
+        let run = autofit::run(&spec, &pw, &cfg(flags, 9725), &h).unwrap();
+        match &run.outcome {
+            autofit::Outcome::Failed(w) => assert!(w.contains(why), "{flags}: {w}"),
+            o => panic!("{flags}: {o:?}"),
+        }
+        assert!(run.layers.is_none(), "{flags}");
+    }
+    // -ngl -1 / auto is the default: not a pin
+    let run = autofit::run(&spec, &pw, &cfg("-ngl auto", 9725), &h).unwrap();
+    assert!(!matches!(run.outcome, autofit::Outcome::Failed(_)), "{:?}", run.outcome);
+    // -c: the context is kept, layers still move
+    let run = autofit::run(&spec, &pw, &cfg("-c 65536", 9725), &h).unwrap();
+    assert_eq!(run.n_ctx, 65536);
+    assert_eq!(run.outcome, autofit::Outcome::Layers);
+    // llama-bench never fits
+    let mut b = cfg("", 9725);
+    b.tool = llamacpp::args::Tool::Bench;
+    assert!(autofit::run(&spec, &pw, &b, &h).is_none());
+}
+
+/// Old Ollama (before the llama-server runner): whole layers by its own reserve, no --fit.
+#[test]
+fn ollama_before_0_30_places_whole_layers() {
+    use vramfit_engine::cmdline::Command;
+    use vramfit_engine::ollama;
+    let (spec, w) = model("google/gemma-3-27b-it", "Q4_K_M");
+    let h = hw(&[11800], Some(360.0));
+    let no_file = |_: &str| -> Result<String, String> { Err("no file".into()) };
+    let cmd = Command::parse(&["ollama run gemma3:27b"]).unwrap();
+    let old = ollama::parse(&cmd, Some("0.12.3"), &no_file).unwrap();
+    let p = ollama::plan(&spec, &w, &old, &h).unwrap();
+    let notes = p.notes.join("\n");
+    assert!(notes.contains("estimateGPULayers") && notes.contains("num_gpu"), "{notes}");
+    assert!(!notes.contains("routed experts") && !notes.contains("llama-server's --fit"), "{notes}");
+    assert_eq!(p.verdict, Verdict::Fits);
+    let new = ollama::parse(&cmd, None, &no_file).unwrap();
+    let p = ollama::plan(&spec, &w, &new, &h).unwrap();
+    assert!(p.notes.iter().any(|n| n.starts_with("llama-server's --fit")), "{:#?}", p.notes);
+}
