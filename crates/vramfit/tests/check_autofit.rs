@@ -206,3 +206,17 @@ fn apple_silicon_uses_the_wired_limit_and_refuses_vllm() {
     assert_eq!(rc, 2);
     assert!(err.contains("Metal"), "{err}");
 }
+
+#[test]
+fn an_unreadable_image_tag_is_fine_with_engine_version() {
+    let (rc, j, err) = check(&[
+        "--gpu",
+        "RTX 4090",
+        "--engine-version",
+        "0.10.1",
+        "--",
+        "docker run vllm/vllm-openai:mybuild --model Qwen/Qwen3-8B",
+    ]);
+    assert!(rc == 0 || rc == 1, "{err}");
+    assert_eq!(setting(&j, "vllm_version"), "0.10.1", "{j}");
+}

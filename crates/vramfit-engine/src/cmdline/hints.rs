@@ -23,6 +23,9 @@ pub struct Hints {
     pub versions: Vec<VersionHint>,
     /// `sysctl iogpu.wired_limit_mb=N`: the GPU working-set limit on Apple Silicon, MiB
     pub wired_limit_mb: Option<u64>,
+    /// an engine image whose tag names no release ([`from_image`]'s error): an error for the
+    /// caller unless the release is given another way (`--engine-version`)
+    pub image_error: Option<String>,
 }
 
 impl Hints {
@@ -32,23 +35,33 @@ impl Hints {
     }
 }
 
-/// `X.Y[.Z[.postN]]` with an optional `v`, followed by nothing or by `-suffix` (`-cu126`).
+/// `X.Y[.Z]` with an optional `v`, and what may follow a release number: `.postN`, `rcN`,
+/// `-cu126`, `+cu128` (`0.10.1.post1`, `v0.11.0rc1`, `v0.5.2-cu126` → `0.10.1`, `0.11.0`, `0.5.2`).
 fn release(tag: &str) -> Option<String> {
     let t = tag.strip_prefix('v').unwrap_or(tag);
     let core = t.split(['-', '+']).next().unwrap_or(t);
-    let parts: Vec<&str> = core.split('.').collect();
-    let nums = parts
-        .iter()
-        .take_while(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
-        .count();
-    if nums < 2 || nums > 3 {
-        return None;
+    let mut nums: Vec<&str> = Vec::new();
+    for part in core.split('.') {
+        let digits = part.len() - part.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let (num, rest) = part.split_at(digits);
+        if num.is_empty() {
+            if nums.len() >= 2 && part.starts_with("post") {
+                break;
+            }
+            return None;
+        }
+        nums.push(num);
+        if !rest.is_empty() {
+            if !["rc", "a", "b", "dev", "post"].iter().any(|p| rest.starts_with(p)) {
+                return None;
+            }
+            break;
+        }
+        if nums.len() == 3 {
+            break;
+        }
     }
-    // a fourth part may only be a post/rc marker (0.10.1.post1, 0.11.0rc1 handled above)
-    if parts.len() > nums && !parts[nums].starts_with("post") {
-        return None;
-    }
-    Some(parts[..nums].join("."))
+    (nums.len() >= 2).then(|| nums.join("."))
 }
 
 /// Tags that name no release: the image's current build.
@@ -219,6 +232,9 @@ mod tests {
         let v = |i: &str| from_image(i).unwrap().map(|h| h.version);
         assert_eq!(v("vllm/vllm-openai:v0.10.1"), Some("0.10.1".into()));
         assert_eq!(v("vllm/vllm-openai:v0.10.1.post1"), Some("0.10.1".into()));
+        assert_eq!(v("vllm/vllm-openai:v0.11.0rc1"), Some("0.11.0".into()));
+        assert_eq!(v("vllm/vllm-openai:v0.9.2-cu126"), Some("0.9.2".into()));
+        assert!(from_image("vllm/vllm-openai:v0.x").is_err());
         assert_eq!(v("vllm/vllm-openai:latest"), None);
         assert_eq!(v("vllm/vllm-openai"), None);
         assert_eq!(v("lmsysorg/sglang:v0.5.2-cu126"), Some("0.5.2".into()));

@@ -96,8 +96,9 @@ impl Command {
         }
         let (program, args, engine) = split_program(rest, &mut env);
         if let Some(image) = docker_image(&program) {
-            if let Some(v) = hints::from_image(image)? {
-                hints.versions.push(v);
+            match hints::from_image(image) {
+                Ok(v) => hints.versions.extend(v),
+                Err(e) => hints.image_error = Some(e.to_string()),
             }
         }
         Ok(Command {

@@ -287,7 +287,7 @@ pub fn plan(
             fmt_bytes(saved)
         ));
     }
-    let settings = vec![
+    let mut settings = vec![
         ("n_ctx".to_string(), l.ctx.n_ctx.to_string()),
         ("n_ctx_seq".to_string(), l.ctx.n_ctx_seq.to_string()),
         ("n_seq_max".to_string(), l.ctx.n_seq_max.to_string()),
@@ -314,6 +314,26 @@ pub fn plan(
             ),
         ),
     ];
+    settings.push((
+        "fit".to_string(),
+        match fit.as_ref().map(|r| &r.outcome) {
+            None => "off".to_string(),
+            Some(autofit::Outcome::NoChange) => "on: no change needed".to_string(),
+            Some(autofit::Outcome::Context) => "on: context lowered".to_string(),
+            Some(autofit::Outcome::Layers) => format!(
+                "on: layers placed (-ngl {}{})",
+                cfg.n_gpu_layers.unwrap_or(-1),
+                cfg.tensor_split
+                    .as_ref()
+                    .map(|t| format!(
+                        " -ts {}",
+                        t.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+                    ))
+                    .unwrap_or_default()
+            ),
+            Some(autofit::Outcome::Failed(why)) => format!("on: gave up ({why})"),
+        },
+    ));
     MemoryPlan {
         engine: "llama.cpp".into(),
         model: ModelRef {

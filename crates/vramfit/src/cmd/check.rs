@@ -50,6 +50,9 @@ pub fn check(
 ) -> Result<MemoryPlan, CliError> {
     let cmd = Command::parse(command).map_err(|e| CliError::input(e.to_string()))?;
     // a release named in the pasted text (image tag, pip line) when --engine-version is not given
+    if let (None, Some(e)) = (version, &cmd.hints.image_error) {
+        return Err(CliError::input(e.clone()));
+    }
     let named = cmd.engine.and_then(|e| cmd.hints.version_for(e));
     let hint = named.filter(|_| version.is_none());
     let version = version.map(String::from).or(hint.map(|h| h.version.clone()));
