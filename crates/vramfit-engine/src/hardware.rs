@@ -138,7 +138,10 @@ mod tests {
         // recommendedMaxWorkingSetSize as llama.cpp printed it (MiB), by machine memory
         for (gib, want_mib) in [(16u64, 10922.67), (32, 21845.34), (96, 73728.0)] {
             let got = apple_working_set(gib << 30) as f64 / MIB as f64;
-            assert!((got - want_mib).abs() < 1.0, "{gib} GiB: {got} MiB, Metal {want_mib}");
+            assert!(
+                (got - want_mib).abs() < 1.0,
+                "{gib} GiB: {got} MiB, Metal {want_mib}"
+            );
         }
         let m2max = Gpu::from_catalog(find_gpu("M2 Max").unwrap());
         assert_eq!(m2max.total_bytes, 72 << 30);
@@ -148,7 +151,11 @@ mod tests {
             host_ram_bytes: None,
         };
         hw.apply_unified(Some(200_000));
-        assert_eq!(hw.gpus[0].total_bytes, 96 << 30, "the wired limit is capped at the pool");
+        assert_eq!(
+            hw.gpus[0].total_bytes,
+            96 << 30,
+            "the wired limit is capped at the pool"
+        );
         assert_eq!(hw.host_ram_bytes, Some(96 << 30));
     }
 
@@ -158,6 +165,9 @@ mod tests {
         assert_eq!(g.total_bytes, 64 << 30);
         assert!(g.unified && !is_apple(&g));
         let spark = Gpu::from_catalog(find_gpu("DGX Spark").unwrap());
-        assert_eq!(spark.total_bytes, find_gpu("DGX Spark").unwrap().memory_bytes);
+        assert_eq!(
+            spark.total_bytes,
+            find_gpu("DGX Spark").unwrap().memory_bytes
+        );
     }
 }

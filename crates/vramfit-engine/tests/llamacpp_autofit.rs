@@ -61,9 +61,16 @@ fn full_blocks(run: &autofit::FitRun, n_blocks: u64) -> u64 {
         .cfg
         .fit_layers
         .as_ref()
-        .map(|p| p.iter().map(|(il, _, _)| il).filter(|il| *il < n_blocks).collect())
+        .map(|p| {
+            p.iter()
+                .map(|(il, _, _)| il)
+                .filter(|il| *il < n_blocks)
+                .collect()
+        })
         .unwrap_or_default();
-    (first_gpu..n_blocks).filter(|il| !parts.contains(il)).count() as u64
+    (first_gpu..n_blocks)
+        .filter(|il| !parts.contains(il))
+        .count() as u64
 }
 
 /// tools/fit-params/README.md (ggml-org/llama.cpp, PR #16653; dev record
@@ -82,7 +89,10 @@ fn fit_params_readme_qwen3_30b_a3b_f16_rtx4090() {
     // compute 898)
     let l = llamacpp::layout_prepared(&spec, &pw, &run.cfg, &h, run.n_ctx);
     let mem = (l.weights[0] + l.kv[0] + l.compute[0]) / MIB;
-    assert!((18187..=20386).contains(&mem), "projected {mem} MiB, llama.cpp 19187");
+    assert!(
+        (18187..=20386).contains(&mem),
+        "projected {mem} MiB, llama.cpp 19187"
+    );
     assert_eq!(run.n_ctx, 4096, "context cut to --fit-ctx");
     let full = full_blocks(&run, pw.n_blocks);
     assert!(
@@ -100,7 +110,11 @@ fn fit_params_readme_qwen3_30b_a3b_f16_rtx4090() {
     assert!(notes.contains("speed cost"), "{notes}");
     // what the GPU does not hold: ~57 GiB of F16 less the 17904 MiB model buffer on the GPU
     // (llama.cpp's Host row shows the whole mmapped file, 58259 MiB)
-    assert!((36u64 << 30..42 << 30).contains(&p.host.weights_bytes), "{:?}", p.host);
+    assert!(
+        (36u64 << 30..42 << 30).contains(&p.host.weights_bytes),
+        "{:?}",
+        p.host
+    );
 }
 
 /// ggml-org/llama.cpp#20153 and #19437 (dev records issue_llamacpp20153_*, issue_llamacpp19437_*):
@@ -134,13 +148,23 @@ fn fit_off_still_does_not_fit() {
     assert!(autofit::run(&spec, &pw, &off, &h).is_none());
     let p = llamacpp::plan(&spec, &w, &off, &h);
     assert_eq!(p.verdict, Verdict::DoesNotFit);
-    assert!(p.suggestions.iter().any(|s| s.starts_with("drop --fit off")), "{:#?}", p.suggestions);
+    assert!(
+        p.suggestions
+            .iter()
+            .any(|s| s.starts_with("drop --fit off")),
+        "{:#?}",
+        p.suggestions
+    );
     // on by default: the same launch fits with experts in host RAM
     let on = llamacpp::plan(&spec, &w, &cfg("", 9725), &h);
     assert_eq!(on.verdict, Verdict::Fits, "{:#?}", on.notes);
     // before b7407 there is no --fit
     let old = llamacpp::plan(&spec, &w, &cfg("-ngl 99", 7000), &h);
-    assert!(!old.notes.iter().any(|n| n.contains("--fit")), "{:#?}", old.notes);
+    assert!(
+        !old.notes.iter().any(|n| n.contains("--fit")),
+        "{:#?}",
+        old.notes
+    );
 }
 
 /// A dense model that does not fit whole: --fit keeps the first layers on the CPU, as many as
@@ -181,7 +205,10 @@ fn two_gpus_split_by_layer_counts() {
     assert_eq!(run.n_ctx, 8192, "a context set by the user is kept");
     let l = llamacpp::layout_prepared(&spec, &pw, &run.cfg, &h, run.n_ctx);
     for d in 0..2 {
-        assert!(l.used(d) + autofit::margin(&c, d) <= h.gpus[d].free_bytes, "device {d}");
+        assert!(
+            l.used(d) + autofit::margin(&c, d) <= h.gpus[d].free_bytes,
+            "device {d}"
+        );
     }
     assert!(run.cfg.tensor_split.is_some());
 }
@@ -210,7 +237,11 @@ fn what_pins_the_layers() {
     }
     // -ngl -1 / auto is the default: not a pin
     let run = autofit::run(&spec, &pw, &cfg("-ngl auto", 9725), &h).unwrap();
-    assert!(!matches!(run.outcome, autofit::Outcome::Failed(_)), "{:?}", run.outcome);
+    assert!(
+        !matches!(run.outcome, autofit::Outcome::Failed(_)),
+        "{:?}",
+        run.outcome
+    );
     // -c: the context is kept, layers still move
     let run = autofit::run(&spec, &pw, &cfg("-c 65536", 9725), &h).unwrap();
     assert_eq!(run.n_ctx, 65536);
@@ -233,10 +264,22 @@ fn ollama_before_0_30_places_whole_layers() {
     let old = ollama::parse(&cmd, Some("0.12.3"), &no_file).unwrap();
     let p = ollama::plan(&spec, &w, &old, &h).unwrap();
     let notes = p.notes.join("\n");
-    assert!(notes.contains("estimateGPULayers") && notes.contains("num_gpu"), "{notes}");
-    assert!(!notes.contains("routed experts") && !notes.contains("llama-server's --fit"), "{notes}");
+    assert!(
+        notes.contains("estimateGPULayers") && notes.contains("num_gpu"),
+        "{notes}"
+    );
+    assert!(
+        !notes.contains("routed experts") && !notes.contains("llama-server's --fit"),
+        "{notes}"
+    );
     assert_eq!(p.verdict, Verdict::Fits);
     let new = ollama::parse(&cmd, None, &no_file).unwrap();
     let p = ollama::plan(&spec, &w, &new, &h).unwrap();
-    assert!(p.notes.iter().any(|n| n.starts_with("llama-server's --fit")), "{:#?}", p.notes);
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.starts_with("llama-server's --fit")),
+        "{:#?}",
+        p.notes
+    );
 }

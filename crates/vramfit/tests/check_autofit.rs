@@ -48,7 +48,11 @@ fn setting(j: &Value, key: &str) -> String {
             .and_then(|kv| kv[1].as_str())
             .unwrap_or("")
             .to_string(),
-        Value::Object(m) => m.get(key).and_then(|v| v.as_str()).unwrap_or("").to_string(),
+        Value::Object(m) => m
+            .get(key)
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string(),
         _ => String::new(),
     }
 }
@@ -130,7 +134,10 @@ fn ollama_gemma3_27b_on_a_3060_fits_in_ollama_words() {
     let s = lines(&j, "suggestions");
     assert!(s.contains("remove PARAMETER num_gpu"), "{s}");
     for line in s.lines() {
-        assert!(!line.starts_with('-'), "llama-server flag in an Ollama fix: {line}");
+        assert!(
+            !line.starts_with('-'),
+            "llama-server flag in an Ollama fix: {line}"
+        );
         assert!(!line.contains("-ngl"), "{line}");
     }
 }
@@ -176,7 +183,10 @@ fn versions_from_images_and_pip_lines() {
     ]);
     assert_eq!(rc, 2);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("banana") && err.contains("--engine-version"), "{err}");
+    assert!(
+        err.contains("banana") && err.contains("--engine-version"),
+        "{err}"
+    );
 }
 
 #[test]

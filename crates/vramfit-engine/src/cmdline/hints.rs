@@ -52,7 +52,10 @@ fn release(tag: &str) -> Option<String> {
         }
         nums.push(num);
         if !rest.is_empty() {
-            if !["rc", "a", "b", "dev", "post"].iter().any(|p| rest.starts_with(p)) {
+            if !["rc", "a", "b", "dev", "post"]
+                .iter()
+                .any(|p| rest.starts_with(p))
+            {
                 return None;
             }
             break;
@@ -106,10 +109,9 @@ pub fn from_image(image: &str) -> Result<Option<VersionHint>, EngineError> {
     };
     if engine == EngineKind::LlamaCpp {
         // ggml-org images: server-cuda-b5274, full-b6000, light-vulkan-b7000, b5274
-        if let Some(b) = tag
-            .split('-')
-            .find(|p| p.len() > 1 && p.starts_with('b') && p[1..].chars().all(|c| c.is_ascii_digit()))
-        {
+        if let Some(b) = tag.split('-').find(|p| {
+            p.len() > 1 && p.starts_with('b') && p[1..].chars().all(|c| c.is_ascii_digit())
+        }) {
             return hint(b.to_string());
         }
         if is_moving(tag) {
@@ -142,7 +144,10 @@ pub fn from_image(image: &str) -> Result<Option<VersionHint>, EngineError> {
 /// `pip install ... vllm==0.10.1` (also `uv pip install`, `sglang[all]==0.5.2`, quoted).
 fn from_pip(words: &[String]) -> Option<VersionHint> {
     let i = words.iter().position(|w| w == "install")?;
-    if !words[..i].iter().any(|w| w.ends_with("pip") || w.ends_with("pip3")) {
+    if !words[..i]
+        .iter()
+        .any(|w| w.ends_with("pip") || w.ends_with("pip3"))
+    {
         return None;
     }
     words[i + 1..].iter().rev().find_map(|w| {
@@ -209,7 +214,10 @@ pub fn split_statements(words: Vec<String>) -> (Vec<String>, Hints) {
         }
     }
     // a trailing separator of the last kept statement ends nothing
-    if command.last().is_some_and(|w| matches!(w.as_str(), "&&" | ";" | "||")) {
+    if command
+        .last()
+        .is_some_and(|w| matches!(w.as_str(), "&&" | ";" | "||"))
+    {
         command.pop();
     }
     (command, hints)
@@ -219,8 +227,18 @@ pub fn split_statements(words: Vec<String>) -> (Vec<String>, Hints) {
 /// command, `cd`, `source`, `sysctl`.
 fn is_setup(s: &[String]) -> bool {
     let first = s[0].as_str();
-    matches!(first, "cd" | "source" | "." | "sudo" | "mkdir" | "git" | "huggingface-cli" | "hf" | "conda" | "export")
-        || s.iter().take(3).any(|w| w == "install")
+    matches!(
+        first,
+        "cd" | "source"
+            | "."
+            | "sudo"
+            | "mkdir"
+            | "git"
+            | "huggingface-cli"
+            | "hf"
+            | "conda"
+            | "export"
+    ) || s.iter().take(3).any(|w| w == "install")
 }
 
 #[cfg(test)]
@@ -239,13 +257,18 @@ mod tests {
         assert_eq!(v("vllm/vllm-openai"), None);
         assert_eq!(v("lmsysorg/sglang:v0.5.2-cu126"), Some("0.5.2".into()));
         assert_eq!(v("lmsysorg/sglang:latest"), None);
-        assert_eq!(v("ghcr.io/ggml-org/llama.cpp:server-cuda-b5274"), Some("b5274".into()));
+        assert_eq!(
+            v("ghcr.io/ggml-org/llama.cpp:server-cuda-b5274"),
+            Some("b5274".into())
+        );
         assert_eq!(v("ghcr.io/ggml-org/llama.cpp:server-cuda"), None);
         assert_eq!(v("ollama/ollama:0.12.3"), Some("0.12.3".into()));
         assert_eq!(v("ollama/ollama:0.12.3-rocm"), Some("0.12.3".into()));
         assert_eq!(v("ollama/ollama:rocm"), None);
         assert_eq!(v("docker.io/library/postgres:16"), None);
-        let e = from_image("vllm/vllm-openai:banana").unwrap_err().to_string();
+        let e = from_image("vllm/vllm-openai:banana")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("banana") && e.contains("v0.10.1"), "{e}");
     }
 
@@ -255,7 +278,9 @@ mod tests {
         let (cmd, h) = split_statements(w("pip install vllm==0.9.2 && vllm serve Qwen/Qwen3-8B"));
         assert_eq!(cmd, ["vllm", "serve", "Qwen/Qwen3-8B"]);
         assert_eq!(h.version_for(EngineKind::Vllm).unwrap().version, "0.9.2");
-        let (cmd, h) = split_statements(w("sudo sysctl iogpu.wired_limit_mb=90000; llama-server -m x.gguf"));
+        let (cmd, h) = split_statements(w(
+            "sudo sysctl iogpu.wired_limit_mb=90000; llama-server -m x.gguf",
+        ));
         assert_eq!(cmd, ["llama-server", "-m", "x.gguf"]);
         assert_eq!(h.wired_limit_mb, Some(90000));
         let (cmd, h) = split_statements(w("uv pip install \"sglang[all]==0.4.6.post1\"\npython -m sglang.launch_server --model-path M"));

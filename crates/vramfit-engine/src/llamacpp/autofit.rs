@@ -280,7 +280,14 @@ pub fn run(
     // free as the engine sees it: the backend's context is already created
     let dfree: Vec<i64> = gpus
         .iter()
-        .map(|g| g.free_bytes as i64 - if g.unified { 0 } else { CUDA_CONTEXT_BYTES as i64 })
+        .map(|g| {
+            g.free_bytes as i64
+                - if g.unified {
+                    0
+                } else {
+                    CUDA_CONTEXT_BYTES as i64
+                }
+        })
         .collect();
     let margins: Vec<i64> = (0..nd).map(|d| margin(cfg, d) as i64).collect();
     let targets: Vec<i64> = (0..nd).map(|d| dfree[d] - margins[d]).collect();
@@ -324,7 +331,12 @@ pub fn run(
     // the engine gives up on layers the user pinned
     let pinned = match cfg.n_gpu_layers {
         Some(n) if n != -1 => Some(format!("-ngl {n} set by the user")),
-        _ if nd > 1 && cfg.tensor_split.as_ref().is_some_and(|t| t.iter().any(|v| *v != 0.0)) => {
+        _ if nd > 1
+            && cfg
+                .tensor_split
+                .as_ref()
+                .is_some_and(|t| t.iter().any(|v| *v != 0.0)) =>
+        {
             Some("-ts set by the user".into())
         }
         _ if nd > 1 && cfg.split_mode == SplitMode::Row => Some("-sm row".into()),
@@ -473,7 +485,8 @@ pub fn run(
             if id < nd - 1 {
                 of_test[id] = Some(id + 1);
             }
-            let ok = |m: &[i64]| m[id] < targets[id] && (id + 1 == nd || m[id + 1] < targets[id + 1]);
+            let ok =
+                |m: &[i64]| m[id] < targets[id] && (id + 1 == nd || m[id + 1] < targets[id + 1]);
             test[id].overflow = Overflow::Up;
             let mt = mem_for(&test, &of_test);
             if ok(&mt) {
@@ -551,7 +564,10 @@ pub fn describe(run: &FitRun, n_blocks: u64) -> Vec<String> {
         }
         if ngl.len() > 1 {
             let ts: Vec<String> = ngl.iter().map(|n| n.n_layer.to_string()).collect();
-            out.push(format!("--fit splits layers across the GPUs as -ts {}", ts.join(",")));
+            out.push(format!(
+                "--fit splits layers across the GPUs as -ts {}",
+                ts.join(",")
+            ));
         }
     }
     out

@@ -327,7 +327,10 @@ pub fn plan(
                     .as_ref()
                     .map(|t| format!(
                         " -ts {}",
-                        t.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",")
+                        t.iter()
+                            .map(|v| v.to_string())
+                            .collect::<Vec<_>>()
+                            .join(",")
                     ))
                     .unwrap_or_default()
             ),

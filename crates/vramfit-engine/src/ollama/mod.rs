@@ -151,17 +151,25 @@ pub fn ollama_fix(s: &str, np: u64) -> Option<String> {
         let per = n / np.max(1);
         format!("PARAMETER num_ctx {per} in the Modelfile (or --num-ctx {per}, or OLLAMA_CONTEXT_LENGTH={per} for ollama serve)")
     };
-    let kv = "OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_FLASH_ATTENTION=1 in the environment of ollama serve";
-    let why = why.replace("-c ", "num_ctx ").replace("(-ngl ", "(num_gpu ");
+    let kv =
+        "OLLAMA_KV_CACHE_TYPE=q8_0 OLLAMA_FLASH_ATTENTION=1 in the environment of ollama serve";
+    let why = why
+        .replace("-c ", "num_ctx ")
+        .replace("(-ngl ", "(num_gpu ");
     match words.first().copied()? {
         "-c" => Some(format!("{}: {why}", ctx_line(num("-c")?))),
         "-ctk" => match num("-c") {
-            Some(n) => Some(format!("{kv}, and {}: a q8_0 KV cache fits that context", ctx_line(n))),
+            Some(n) => Some(format!(
+                "{kv}, and {}: a q8_0 KV cache fits that context",
+                ctx_line(n)
+            )),
             None => Some(format!("{kv}: halves the KV cache")),
         },
         "-ngl" => {
             let n = num("-ngl")?;
-            Some(format!("PARAMETER num_gpu {n} in the Modelfile (or --num-gpu {n}): {why}"))
+            Some(format!(
+                "PARAMETER num_gpu {n} in the Modelfile (or --num-gpu {n}): {why}"
+            ))
         }
         "drop" if head.contains("-ngl") => Some(format!(
             "remove PARAMETER num_gpu (or --num-gpu): {}",
@@ -305,7 +313,13 @@ pub fn plan(
         largs.extend(["--fit".into(), "off".into()]);
         if cfg.num_gpu.is_none() {
             let base = llamacpp::parse("llama-server", &largs, &[], None)?;
-            let n = legacy_layers(spec, weights, &base, &sub_hw, MINIMUM_MEMORY + cfg.gpu_overhead);
+            let n = legacy_layers(
+                spec,
+                weights,
+                &base,
+                &sub_hw,
+                MINIMUM_MEMORY + cfg.gpu_overhead,
+            );
             largs.extend(["-ngl".into(), n.to_string()]);
             legacy_note = Some(format!(
                 "Ollama before v0.30.0 offloads whole layers by its own estimate (llm/memory.go estimateGPULayers, {} reserved per GPU): num_gpu {n} here, with vramfit's memory model in place of Ollama's estimate",

@@ -55,15 +55,23 @@ pub fn check(
     }
     let named = cmd.engine.and_then(|e| cmd.hints.version_for(e));
     let hint = named.filter(|_| version.is_none());
-    let version = version.map(String::from).or(hint.map(|h| h.version.clone()));
+    let version = version
+        .map(String::from)
+        .or(hint.map(|h| h.version.clone()));
     let mut hw = hw.clone();
     let mut notes = hw.apply_unified(cmd.hints.wired_limit_mb);
     if let Some(h) = hint {
-        notes.push(format!("engine release {} read from {}", h.version, h.source));
+        notes.push(format!(
+            "engine release {} read from {}",
+            h.version, h.source
+        ));
     }
     if let (Some(v), Some(h)) = (&version, named.filter(|_| hint.is_none())) {
         if *v != h.version {
-            notes.push(format!("--engine-version {v} is used, not the {} of {}", h.version, h.source));
+            notes.push(format!(
+                "--engine-version {v} is used, not the {} of {}",
+                h.version, h.source
+            ));
         }
     }
     if matches!(cmd.engine, Some(EngineKind::Vllm | EngineKind::Sglang))
@@ -81,7 +89,11 @@ pub fn check(
     Ok(plan)
 }
 
-fn check_engine(cmd: &Command, hw: &Hardware, version: Option<&str>) -> Result<MemoryPlan, CliError> {
+fn check_engine(
+    cmd: &Command,
+    hw: &Hardware,
+    version: Option<&str>,
+) -> Result<MemoryPlan, CliError> {
     match cmd.engine {
         Some(EngineKind::Vllm) => {
             let cfg = vllm::parse(&cmd, version).map_err(|e| CliError::input(e.to_string()))?;
