@@ -283,3 +283,50 @@ fn ollama_before_0_30_places_whole_layers() {
         p.notes
     );
 }
+
+/// Over dense, MoE, MLA and SWA models on one to three unequal GPUs: --fit never panics, and
+/// when it places layers every device keeps its target (unless not even the non-layer buffers
+/// fit), with every layer accounted for.
+#[test]
+fn placed_layers_keep_every_target() {
+    let ids = [
+        "Qwen/Qwen3-30B-A3B",
+        "meta-llama/Llama-3.3-70B-Instruct",
+        "google/gemma-3-27b-it",
+        "deepseek-ai/DeepSeek-V2-Lite",
+        "zai-org/GLM-4.5-Air",
+    ];
+    let mut placed = 0;
+    for id in ids {
+        let (spec, w) = model(id, "Q4_K_M");
+        let pw = llamacpp::prepare(&spec, &w);
+        for free in [vec![6000], vec![12000, 5000], vec![9000, 9000, 3000]] {
+            let h = hw(&free, None);
+            for flags in ["", "-c 16384", "-np 2 -kvu"] {
+                let c = cfg(flags, 9725);
+                let run = autofit::run(&spec, &pw, &c, &h).unwrap();
+                let Some(layers) = &run.layers else { continue };
+                placed += 1;
+                let total: u64 = layers.iter().map(|d| d.n_layer).sum();
+                assert!(total <= pw.n_blocks + 1, "{id} {free:?} {flags}");
+                let l = llamacpp::layout_prepared(&spec, &pw, &run.cfg, &h, run.n_ctx);
+                let zero = {
+                    let mut z = c.clone();
+                    z.n_gpu_layers = Some(0);
+                    llamacpp::layout_prepared(&spec, &pw, &z, &h, run.n_ctx)
+                };
+                for d in 0..free.len() {
+                    let target = h.gpus[d].free_bytes - autofit::margin(&c, d);
+                    if zero.used(d) <= target {
+                        assert!(
+                            l.used(d) <= target,
+                            "{id} {free:?} '{flags}' device {d}: {} > {target} ({layers:?})",
+                            l.used(d)
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(placed >= 10, "only {placed} launches needed layer moves");
+}

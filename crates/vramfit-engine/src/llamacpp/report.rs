@@ -55,6 +55,14 @@ pub fn offload_notes(
     let gpu_w: u64 = l.weights.iter().sum();
     let gpu_exp = (experts as f64 - host_exp).max(0.0);
     let gpu_read = (gpu_w as f64 - gpu_exp * (1.0 - frac)).max(0.0);
+    if gpus.iter().any(|g| g.unified) {
+        // one memory for the CPU and the GPU: no PCIe or host-RAM penalty to estimate here
+        out.push(format!(
+            "the CPU runs the layers it holds from the same unified memory ({} read per token)",
+            fmt_bytes(host_read as u64)
+        ));
+        return out;
+    }
     let bw = gpus
         .iter()
         .filter_map(|g| g.bandwidth_gbps)
