@@ -230,3 +230,17 @@ fn an_unreadable_image_tag_is_fine_with_engine_version() {
     assert!(rc == 0 || rc == 1, "{err}");
     assert_eq!(setting(&j, "vllm_version"), "0.10.1", "{j}");
 }
+
+#[test]
+fn bad_values_are_one_line_errors() {
+    for cmd in [
+        "llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M --fit maybe",
+        "llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M --fit-target lots",
+        "sudo sysctl iogpu.wired_limit_mb=lots && llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M",
+        "docker run lmsysorg/sglang:banana python3 -m sglang.launch_server --model-path Qwen/Qwen3-8B",
+    ] {
+        let (rc, _, err) = check(&["--gpu", "M2 Max", "--", cmd]);
+        assert_eq!(rc, 2, "{cmd}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{cmd}: {err}");
+    }
+}

@@ -23,8 +23,10 @@ pub struct Hints {
     pub versions: Vec<VersionHint>,
     /// `sysctl iogpu.wired_limit_mb=N`: the GPU working-set limit on Apple Silicon, MiB
     pub wired_limit_mb: Option<u64>,
-    /// an engine image whose tag names no release ([`from_image`]'s error): an error for the
-    /// caller unless the release is given another way (`--engine-version`)
+    /// a setup line that cannot be read (`sysctl iogpu.wired_limit_mb=lots`), or an engine image
+    /// whose tag names no release ([`from_image`]'s error; not an error when the release is given
+    /// another way, `--engine-version`)
+    pub error: Option<String>,
     pub image_error: Option<String>,
 }
 
@@ -166,15 +168,17 @@ fn from_pip(words: &[String]) -> Option<VersionHint> {
     })
 }
 
-/// `sysctl iogpu.wired_limit_mb=N` (with or without sudo / -w).
-fn from_sysctl(words: &[String]) -> Option<u64> {
+/// `sysctl iogpu.wired_limit_mb=N` (with or without sudo / -w): Some(Ok(N)), Some(Ok(0)) for
+/// macOS's default, Some(Err) for a value that is not a number of MiB.
+fn from_sysctl(words: &[String]) -> Option<Result<u64, String>> {
     if !words.iter().any(|w| w.ends_with("sysctl")) {
         return None;
     }
     words.iter().find_map(|w| {
-        w.strip_prefix("iogpu.wired_limit_mb=")
-            .or_else(|| w.strip_prefix("debug.iogpu.wired_limit="))
-            .and_then(|v| v.trim().parse().ok())
+        let v = w.strip_prefix("iogpu.wired_limit_mb=")?;
+        Some(v.trim().parse::<u64>().map_err(|_| {
+            format!("sysctl iogpu.wired_limit_mb={v:?} is not understood: write the GPU limit in MiB, e.g. iogpu.wired_limit_mb=90000 (0 = the macOS default)")
+        }))
     })
 }
 
@@ -208,7 +212,11 @@ pub fn split_statements(words: Vec<String>) -> (Vec<String>, Hints) {
         if let Some(v) = from_pip(&s) {
             hints.versions.push(v);
         } else if let Some(mb) = from_sysctl(&s) {
-            hints.wired_limit_mb = Some(mb);
+            match mb {
+                Ok(0) => hints.wired_limit_mb = None,
+                Ok(mb) => hints.wired_limit_mb = Some(mb),
+                Err(e) => hints.error = Some(e),
+            }
         } else if !is_setup(&s) {
             command.extend(orig);
         }

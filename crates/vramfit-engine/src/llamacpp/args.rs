@@ -339,15 +339,25 @@ pub fn parse(
         let f = flag.as_str();
         // flags with an optional value
         if matches!(f, "-fa" | "--flash-attn" | "-fit" | "--fit") {
+            let is_fit = f.ends_with("fit");
             let next = inline.clone().or_else(|| {
                 argv.get(i)
-                    .filter(|v| on_off(v).is_some() || v.as_str() == "auto")
+                    .filter(|v| {
+                        on_off(v).is_some()
+                            || v.as_str() == "auto"
+                            // --fit takes on|off (common/arg.cpp): a word after it is its value
+                            || (is_fit && !v.starts_with('-') && !v.contains('/'))
+                    })
                     .cloned()
                     .inspect(|_| i += 1)
             });
             let v = next.unwrap_or_else(|| "on".into());
-            if f.ends_with("fit") {
-                c.fit = on_off(&v);
+            if is_fit {
+                c.fit = Some(on_off(&v).ok_or_else(|| EngineError::BadValue {
+                    flag: flag.clone(),
+                    value: v.clone(),
+                    expected: "use --fit on or --fit off".into(),
+                })?);
             } else {
                 c.flash_attn = Some(match (v.as_str(), on_off(&v)) {
                     ("auto", _) => FlashAttn::Auto,

@@ -53,6 +53,9 @@ pub fn check(
     if let (None, Some(e)) = (version, &cmd.hints.image_error) {
         return Err(CliError::input(e.clone()));
     }
+    if let Some(e) = &cmd.hints.error {
+        return Err(CliError::input(e.clone()));
+    }
     let named = cmd.engine.and_then(|e| cmd.hints.version_for(e));
     let hint = named.filter(|_| version.is_none());
     let version = version
