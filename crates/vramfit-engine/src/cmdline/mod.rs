@@ -221,6 +221,26 @@ fn split_program(
             return (format!("{} run {}", first, program), args, engine);
         }
     }
+    if (base == "docker" || base == "podman") && rest.first().map(String::as_str) == Some("exec") {
+        // docker exec [-it] [-e VAR=value] CONTAINER PROGRAM args: the program inside
+        let mut i = 1;
+        while i < rest.len() && rest[i].starts_with('-') {
+            let valued = matches!(
+                rest[i].as_str(),
+                "-e" | "--env" | "-u" | "--user" | "-w" | "--workdir"
+            );
+            if valued {
+                if let Some(a) = rest.get(i + 1).and_then(|v| env_assignment(v)) {
+                    env.push(a);
+                }
+            }
+            i += if valued { 2 } else { 1 };
+        }
+        if i + 1 < rest.len() {
+            let (program, args, engine) = split_program(&rest[i + 1..], env);
+            return (format!("{first} exec {} {program}", rest[i]), args, engine);
+        }
+    }
     if (base == "docker" || base == "podman") && rest.first().map(String::as_str) == Some("run") {
         if let Some(split) = split_docker(first, &rest[1..], env) {
             return split;
