@@ -207,8 +207,26 @@ pub fn split_statements(words: Vec<String>) -> (Vec<String>, Hints) {
             orig.push(w);
         }
     }
+    let statements: Vec<_> = statements
+        .into_iter()
+        .filter(|(s, _)| !s.is_empty())
+        .collect();
+    let n = statements.len();
     let mut command = Vec::new();
-    for (s, orig) in statements.into_iter().filter(|(s, _)| !s.is_empty()) {
+    let mut daemon_env: Vec<String> = Vec::new();
+    for (k, (s, orig)) in statements.into_iter().enumerate() {
+        if k + 1 < n {
+            // `docker run ... ollama/ollama:0.12.3 && docker exec ... ollama run M`: the first
+            // starts the engine's server (its image and -e settings count), the second is the command
+            if let Some((image, env)) = daemon_start(&s) {
+                match from_image(&image) {
+                    Ok(v) => hints.versions.extend(v),
+                    Err(e) => hints.image_error = Some(e.to_string()),
+                }
+                daemon_env.extend(env.into_iter().map(|(a, b)| format!("{a}={b}")));
+                continue;
+            }
+        }
         if let Some(v) = from_pip(&s) {
             hints.versions.push(v);
         } else if let Some(mb) = from_sysctl(&s) {
@@ -228,7 +246,25 @@ pub fn split_statements(words: Vec<String>) -> (Vec<String>, Hints) {
     {
         command.pop();
     }
-    (command, hints)
+    daemon_env.extend(command);
+    (daemon_env, hints)
+}
+
+/// `docker run [opts] IMAGE` of an engine image with nothing after the image (a server started
+/// in the background): the image and its `-e` assignments.
+fn daemon_start(s: &[String]) -> Option<(String, Vec<(String, String)>)> {
+    let base = s[0].rsplit('/').next().unwrap_or(&s[0]);
+    if !matches!(base, "docker" | "podman") || s.get(1).map(String::as_str) != Some("run") {
+        return None;
+    }
+    let mut env = Vec::new();
+    let (program, args, engine) = super::split_docker(&s[0], &s[2..], &mut env)?;
+    engine?;
+    if !(args.is_empty() || args == ["serve"]) {
+        return None;
+    }
+    let image = program.split_whitespace().nth(2)?.to_string();
+    Some((image, env))
 }
 
 /// Lines people paste above a command that start nothing: installs, exports without a
