@@ -19,12 +19,14 @@
 
 pub mod lookup;
 pub mod quantized;
+pub mod suggest;
 
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::OnceLock;
 
 pub use lookup::{find_gpu, find_model, GpuLookupError};
+pub use suggest::suggest_models;
 pub use quantized::{find_variant, quantized_variants, variants, variants_of_checkpoint, Variant};
 
 const MODELS_JSON: &str = include_str!("../../catalog/models.json");
