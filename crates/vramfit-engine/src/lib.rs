@@ -10,6 +10,7 @@ pub mod hardware;
 pub mod llamacpp;
 pub mod ollama;
 pub mod plan;
+pub mod python;
 pub mod search;
 pub mod sglang;
 pub mod tp_split;

@@ -25,14 +25,24 @@ pub struct Args {
     /// Print JSON (DESIGN.md's `check --json` contract).
     #[arg(long)]
     pub json: bool,
+    /// A Python script that builds the engine (vLLM `LLM(...)`, SGLang `Engine(...)`,
+    /// transformers `from_pretrained(...)`), read without running it; `-` reads stdin.
+    #[arg(long, value_name = "FILE")]
+    pub python: Option<String>,
     /// The serving command, after `--` (it may start with VAR=value assignments).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required_unless_present = "python")]
     pub command: Vec<String>,
 }
 
 pub fn run(args: Args) -> CmdResult {
     let hw = gpu_spec::hardware(args.gpu.as_deref(), args.gpu_free.as_deref())?;
-    let plan = check(&args.command, &hw, args.engine_version.as_deref())?;
+    let plan = match &args.python {
+        Some(file) => {
+            let src = crate::cmd::python::read_source(file)?;
+            crate::cmd::python::check_source(&src, &hw, args.engine_version.as_deref())?
+        }
+        None => check(&args.command, &hw, args.engine_version.as_deref())?,
+    };
     let text = if args.json {
         serde_json::to_string_pretty(&plan).map_err(|e| CliError::input(e.to_string()))? + "\n"
     } else {
@@ -105,6 +115,9 @@ pub fn check(
             let cfg = transformers::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
             let r = load(&cfg.model)?;
             Ok(transformers::plan(&r.spec, &cfg, hw))
+        }
+        None if vramfit_engine::python::script_of(&cmd.program, &cmd.args).is_some() => {
+            crate::cmd::python::check_command(&cmd, hw, version)
         }
         None => Err(CliError::input(format!(
             "'{}' is not a serving command vramfit knows: paste a vllm, llama-server/llama-cli, ollama, sglang or transformers command after --",

@@ -5,6 +5,7 @@ pub mod check;
 pub mod doctor;
 pub mod fit;
 pub mod inspect;
+pub mod python;
 pub mod snapshot;
 pub mod table;
 pub mod watch;
