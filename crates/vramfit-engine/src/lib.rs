@@ -6,6 +6,7 @@
 
 pub mod cmdline;
 pub mod error;
+pub mod extras;
 pub mod hardware;
 pub mod llamacpp;
 pub mod ollama;

@@ -63,7 +63,9 @@ pub fn check(
         Some(EngineKind::Vllm) => {
             let cfg = vllm::parse(&cmd, version).map_err(|e| CliError::input(e.to_string()))?;
             let r = load(&cfg.model)?;
-            Ok(vllm::plan(&r.spec, r.weights.as_ref(), &cfg, hw))
+            let mut plan = vllm::plan(&r.spec, r.weights.as_ref(), &cfg, hw);
+            super::extras::add(&mut plan, &cmd, &r.spec);
+            Ok(plan)
         }
         Some(EngineKind::LlamaCpp) => {
             let build = match version {
@@ -76,7 +78,9 @@ pub fn check(
             let model = cfg.model_path.clone().or(cfg.hf_repo.clone()).unwrap_or_default();
             let r = load(&model)?;
             let weights = gguf_weights(&r)?;
-            Ok(llamacpp::plan(&r.spec, &weights, &cfg, hw))
+            let mut plan = llamacpp::plan(&r.spec, &weights, &cfg, hw);
+            super::extras::add(&mut plan, &cmd, &r.spec);
+            Ok(plan)
         }
         Some(EngineKind::Ollama) => {
             let read = |p: &str| std::fs::read_to_string(p).map_err(|e| e.to_string());
@@ -106,6 +110,7 @@ pub fn check(
             let cfg = sglang::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
             let r = load(&cfg.model)?;
             let mut plan = sglang::plan(&r.spec, r.weights.as_ref(), &cfg, hw);
+            super::extras::add(&mut plan, &cmd, &r.spec);
             if let Some(v) = version {
                 plan.notes.push(format!("--engine-version {v}: SGLang is modelled as of v0.5.x (server_args.py defaults); older releases are not distinguished"));
             }

@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod check;
 pub mod doctor;
 pub mod fit;
+pub mod extras;
 pub mod inspect;
 pub mod python;
 pub mod snapshot;
