@@ -233,6 +233,30 @@ fn transformers(
     calls: &[Call],
     constants: &std::collections::HashMap<String, Py>,
 ) -> Result<Translated, PythonError> {
+    // pipeline("text-generation", model=..., model_kwargs={...}): the model is the second
+    // positional, and model_kwargs reach from_pretrained
+    let flat;
+    let load = if load.name() == "pipeline" {
+        let mut c = load.clone();
+        if c.kw("model").is_none() {
+            if let Some(m) = c.args.get(1).cloned() {
+                c.kwargs.push(("model".into(), m));
+            }
+        }
+        c.args.clear();
+        if let Some(Py::Dict(items)) = c.kw("model_kwargs").cloned() {
+            for (k, v) in items {
+                if let Py::Str(k) = k {
+                    c.kwargs.push((k, v));
+                }
+            }
+        }
+        c.kwargs.retain(|(k, _)| k != "model_kwargs" && k != "task");
+        flat = c;
+        &flat
+    } else {
+        load
+    };
     let model = model_arg(load, &["pretrained_model_name_or_path", "model"])?;
     let mut argv = vec!["transformers".to_string(), model];
     let mut notes = vec![format!("read from {}(...) in the pasted Python", load.func)];

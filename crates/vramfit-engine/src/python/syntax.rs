@@ -374,6 +374,18 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Py {
+        self.depth += 1;
+        let v = if self.depth > MAX_DEPTH {
+            self.i = self.t.len();
+            Py::Opaque("(nested too deeply)".into())
+        } else {
+            self.unary_inner()
+        };
+        self.depth -= 1;
+        v
+    }
+
+    fn unary_inner(&mut self) -> Py {
         if self.eat("-") {
             return match self.unary() {
                 Py::Int(n) => Py::Int(n.saturating_neg()),
@@ -643,5 +655,8 @@ mod tests {
         }
         let deep = "f(".repeat(10_000);
         let _ = read(&deep);
+        let _ = read(&format!("x = {}1", "-".repeat(100_000)));
+        let _ = read(&format!("x = {}2", "2**".repeat(100_000)));
+        let _ = read(&format!("LLM({})", "[".repeat(100_000)));
     }
 }

@@ -121,3 +121,10 @@ fn unreadable_arguments_are_named_not_guessed() {
     assert!(t.notes.iter().any(|n| n.contains("max_model_len") && n.contains("not read")), "{:?}", t.notes);
     assert!(t.notes.iter().any(|n| n.contains("**extra")), "{:?}", t.notes);
 }
+
+#[test]
+fn transformers_pipeline() {
+    let src = "import torch\nfrom transformers import pipeline\npipe = pipeline('text-generation', 'Qwen/Qwen3-8B', model_kwargs={'torch_dtype': torch.bfloat16}, device_map='auto')\nout = pipe(['a', 'b'], max_new_tokens=64)\n";
+    let t = translate(src, RTX_4090).unwrap();
+    assert!(argv(&t).starts_with("transformers Qwen/Qwen3-8B --device-map auto --dtype bfloat16"), "{}", argv(&t));
+}
