@@ -29,15 +29,60 @@ fn u(m: &CatalogModel, key: &str) -> Option<u64> {
 fn distinct_releases_are_distinct_entries() {
     let cases: &[(&str, &str, &str, u64)] = &[
         // (release, earlier model, key, the release's value)
-        ("Qwen/Qwen3-4B-Instruct-2507", "Qwen/Qwen3-4B", "max_position_embeddings", 262144),
-        ("Qwen/Qwen3-4B-Thinking-2507", "Qwen/Qwen3-4B", "max_position_embeddings", 262144),
-        ("Qwen/Qwen3-30B-A3B-Instruct-2507", "Qwen/Qwen3-30B-A3B", "max_position_embeddings", 262144),
-        ("Qwen/Qwen3-Coder-30B-A3B-Instruct", "Qwen/Qwen3-30B-A3B-Instruct-2507", "intermediate_size", 5472),
-        ("Qwen/Qwen3-Coder-480B-A35B-Instruct", "Qwen/Qwen3-235B-A22B", "num_experts", 160),
-        ("Qwen/Qwen3-235B-A22B-Instruct-2507", "Qwen/Qwen3-235B-A22B", "max_position_embeddings", 262144),
-        ("zai-org/GLM-4.6", "zai-org/GLM-4.5", "max_position_embeddings", 202752),
-        ("moonshotai/Kimi-K2-Instruct-0905", "moonshotai/Kimi-K2-Instruct", "max_position_embeddings", 262144),
-        ("deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-ai/DeepSeek-V3", "index_n_heads", 64),
+        (
+            "Qwen/Qwen3-4B-Instruct-2507",
+            "Qwen/Qwen3-4B",
+            "max_position_embeddings",
+            262144,
+        ),
+        (
+            "Qwen/Qwen3-4B-Thinking-2507",
+            "Qwen/Qwen3-4B",
+            "max_position_embeddings",
+            262144,
+        ),
+        (
+            "Qwen/Qwen3-30B-A3B-Instruct-2507",
+            "Qwen/Qwen3-30B-A3B",
+            "max_position_embeddings",
+            262144,
+        ),
+        (
+            "Qwen/Qwen3-Coder-30B-A3B-Instruct",
+            "Qwen/Qwen3-30B-A3B-Instruct-2507",
+            "intermediate_size",
+            5472,
+        ),
+        (
+            "Qwen/Qwen3-Coder-480B-A35B-Instruct",
+            "Qwen/Qwen3-235B-A22B",
+            "num_experts",
+            160,
+        ),
+        (
+            "Qwen/Qwen3-235B-A22B-Instruct-2507",
+            "Qwen/Qwen3-235B-A22B",
+            "max_position_embeddings",
+            262144,
+        ),
+        (
+            "zai-org/GLM-4.6",
+            "zai-org/GLM-4.5",
+            "max_position_embeddings",
+            202752,
+        ),
+        (
+            "moonshotai/Kimi-K2-Instruct-0905",
+            "moonshotai/Kimi-K2-Instruct",
+            "max_position_embeddings",
+            262144,
+        ),
+        (
+            "deepseek-ai/DeepSeek-V3.2-Exp",
+            "deepseek-ai/DeepSeek-V3",
+            "index_n_heads",
+            64,
+        ),
     ];
     for (release, earlier, key, want) in cases {
         let r = find_model(release).unwrap_or_else(|| panic!("{release} missing"));
@@ -56,7 +101,11 @@ fn distinct_releases_are_distinct_entries() {
 fn qwen3_4b_2507_resolves_to_its_own_context() {
     let r = resolve("Qwen/Qwen3-4B-Instruct-2507", &offline()).unwrap();
     assert_eq!(r.spec.n_ctx_train, 262144, "{}", r.source);
-    assert!(r.source.contains("Qwen/Qwen3-4B-Instruct-2507"), "{}", r.source);
+    assert!(
+        r.source.contains("Qwen/Qwen3-4B-Instruct-2507"),
+        "{}",
+        r.source
+    );
     let base = resolve("Qwen/Qwen3-4B", &offline()).unwrap();
     assert_eq!(base.spec.n_ctx_train, 40960);
     // its FP8 checkpoint sits on the 2507 entry, not on Qwen3-4B
@@ -73,16 +122,42 @@ fn qwen3_4b_2507_resolves_to_its_own_context() {
 #[test]
 fn aliases_with_a_release_tag_name_the_same_config() {
     let same_config: &[(&str, &str)] = &[
-        ("DeepSeek-V3-0324", "V3-0324 config.json equals V3's (same 671B checkpoint format)"),
+        (
+            "DeepSeek-V3-0324",
+            "V3-0324 config.json equals V3's (same 671B checkpoint format)",
+        ),
         ("DeepSeek-R1-0528", "R1-0528 config.json equals R1's"),
-        ("DeepSeek-V2-Chat-0628", "a retrained V2-Chat: the same 236B DeepseekV2ForCausalLM config"),
+        (
+            "DeepSeek-V2-Chat-0628",
+            "a retrained V2-Chat: the same 236B DeepseekV2ForCausalLM config",
+        ),
         ("DeepSeek-V2.5-1210", "a retrained V2.5: the same config"),
-        ("GLM-4-32B-0414", "GLM-Z1-32B-0414 is GLM-4-32B-0414 further trained"),
+        (
+            "GLM-4-32B-0414",
+            "GLM-Z1-32B-0414 is GLM-4-32B-0414 further trained",
+        ),
     ];
     let tag = |s: &str| -> Vec<String> {
         s.split(|c: char| !c.is_ascii_alphanumeric())
             .filter(|t| t.len() == 4 && t.chars().all(|c| c.is_ascii_digit()))
-            .filter(|t| matches!(&t[..2], "01" | "02" | "03" | "04" | "05" | "06" | "07" | "08" | "09" | "10" | "11" | "12" | "24" | "25"))
+            .filter(|t| {
+                matches!(
+                    &t[..2],
+                    "01" | "02"
+                        | "03"
+                        | "04"
+                        | "05"
+                        | "06"
+                        | "07"
+                        | "08"
+                        | "09"
+                        | "10"
+                        | "11"
+                        | "12"
+                        | "24"
+                        | "25"
+                )
+            })
             .map(str::to_string)
             .collect()
     };
@@ -142,7 +217,12 @@ fn evidence_quoted_in_sources_matches_the_config() {
                     .rev()
                     .collect();
                 if let Ok(n) = digits.parse::<u64>() {
-                    assert_eq!(m.num_layers(), Some(n), "{}: source says {n} layers: {s}", m.id);
+                    assert_eq!(
+                        m.num_layers(),
+                        Some(n),
+                        "{}: source says {n} layers: {s}",
+                        m.id
+                    );
                     checked += 1;
                 }
             }
@@ -207,15 +287,32 @@ fn the_most_used_models_resolve_offline() {
 
 #[test]
 fn unknown_names_get_did_you_mean_and_a_remedy_for_their_kind() {
-    let err = resolve("Qwen/Qwen3-4B-Instruct-2508", &offline()).unwrap_err().to_string();
-    assert!(err.contains("Did you mean Qwen/Qwen3-4B-Instruct-2507"), "{err}");
-    assert!(err.contains("huggingface-cli download Qwen/Qwen3-4B-Instruct-2508 config.json"), "{err}");
-    let err = resolve("someone/Frobnicator-9B-GGUF:Q6_K", &offline()).unwrap_err().to_string();
+    let err = resolve("Qwen/Qwen3-4B-Instruct-2508", &offline())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Did you mean Qwen/Qwen3-4B-Instruct-2507"),
+        "{err}"
+    );
+    assert!(
+        err.contains("huggingface-cli download Qwen/Qwen3-4B-Instruct-2508 config.json"),
+        "{err}"
+    );
+    let err = resolve("someone/Frobnicator-9B-GGUF:Q6_K", &offline())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("--include \"*Q6_K*.gguf\""), "{err}");
-    let err = resolve("./no/such/model.gguf", &offline()).unwrap_err().to_string();
-    assert!(err.contains("No file or folder at './no/such/model.gguf'"), "{err}");
+    let err = resolve("./no/such/model.gguf", &offline())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("No file or folder at './no/such/model.gguf'"),
+        "{err}"
+    );
     assert!(!err.contains("huggingface-cli"), "{err}");
-    let err = resolve("https://127.0.0.1:9/model.gguf", &offline()).unwrap_err().to_string();
+    let err = resolve("https://127.0.0.1:9/model.gguf", &offline())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("give its local path"), "{err}");
     for e in [&err] {
         assert!(!e.contains('\n'), "{e}");

@@ -32,7 +32,17 @@ fn notes(j: &Value) -> String {
 /// (vllm/lora/layers/base_linear.py), taken from the KV pool before it is sized.
 #[test]
 fn vllm_lora_slots_come_out_of_the_kv_pool() {
-    let base = ["--json", "--gpu", "RTX 4090", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "32768"];
+    let base = [
+        "--json",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "vllm",
+        "serve",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--max-model-len",
+        "32768",
+    ];
     let (rc, plain, err) = check(&base);
     assert_eq!(rc, 0, "{err}");
     let mut args = base.to_vec();
@@ -42,10 +52,20 @@ fn vllm_lora_slots_come_out_of_the_kv_pool() {
     let kv = |j: &Value| j["kv_cache"]["bytes"].as_i64().unwrap();
     assert_eq!(kv(&plain) - kv(&lora), 16 * 1_310_720 * 32 * 2);
     assert!(notes(&lora).contains("LoRA slots"), "{}", notes(&lora));
-    assert!(!notes(&lora).contains("flag not modelled: --max-loras"), "{}", notes(&lora));
+    assert!(
+        !notes(&lora).contains("flag not modelled: --max-loras"),
+        "{}",
+        notes(&lora)
+    );
     // 16 slots of rank 256 leave less KV than one 32768-token request needs: vLLM stops at start
     let mut args = base.to_vec();
-    args.extend_from_slice(&["--enable-lora", "--max-loras", "16", "--max-lora-rank", "256"]);
+    args.extend_from_slice(&[
+        "--enable-lora",
+        "--max-loras",
+        "16",
+        "--max-lora-rank",
+        "256",
+    ]);
     let (rc, big, _) = check(&args);
     assert_eq!(rc, 1, "{big}");
     assert_ne!(big["verdict"], "fits");
@@ -55,7 +75,19 @@ fn vllm_lora_slots_come_out_of_the_kv_pool() {
 /// 32768 cells is 28 layers x 8 KV heads x 128 x 2 x 2 bytes = 112 KiB a token, 3.5 GiB.
 #[test]
 fn llamacpp_draft_model_brings_its_own_context() {
-    let base = ["--json", "--gpu", "RTX 4090", "--", "llama-server", "-hf", "unsloth/Qwen3-8B-GGUF:Q4_K_M", "-c", "32768", "-ngl", "99"];
+    let base = [
+        "--json",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "llama-server",
+        "-hf",
+        "unsloth/Qwen3-8B-GGUF:Q4_K_M",
+        "-c",
+        "32768",
+        "-ngl",
+        "99",
+    ];
     let (_, plain, err) = check(&base);
     let mut args = base.to_vec();
     args.extend_from_slice(&["-md", "unsloth/Qwen3-0.6B-GGUF:Q8_0"]);
@@ -63,7 +95,10 @@ fn llamacpp_draft_model_brings_its_own_context() {
     let used = |j: &Value| j["devices"][0]["used_bytes"].as_u64().unwrap();
     let added = used(&draft) - used(&plain);
     let kv = 32768u64 * 114_688;
-    assert!(added > kv + 500_000_000 && added < kv + 800_000_000, "{added} {err}");
+    assert!(
+        added > kv + 500_000_000 && added < kv + 800_000_000,
+        "{added} {err}"
+    );
     // -cd 4096 shrinks the draft's KV eightfold
     args.extend_from_slice(&["-cd", "4096"]);
     let (_, small, _) = check(&args);
@@ -72,10 +107,19 @@ fn llamacpp_draft_model_brings_its_own_context() {
 
 fn fixtures() -> Option<(PathBuf, Value)> {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("extras-fixtures");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/make_extras_fixtures.py");
-    let out = Command::new("python3").arg(script).arg(&dir).output().ok()?;
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/make_extras_fixtures.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(&dir)
+        .output()
+        .ok()?;
     if !out.status.success() {
-        assert_ne!(std::env::var("VRAMFIT_REQUIRE_GGUF_PY").as_deref(), Ok("1"), "gguf-py missing");
+        assert_ne!(
+            std::env::var("VRAMFIT_REQUIRE_GGUF_PY").as_deref(),
+            Ok("1"),
+            "gguf-py missing"
+        );
         eprintln!("SKIP: {}", String::from_utf8_lossy(&out.stderr).trim());
         return None;
     }
@@ -84,13 +128,32 @@ fn fixtures() -> Option<(PathBuf, Value)> {
 
 #[test]
 fn llamacpp_lora_and_mmproj_files_are_counted_by_their_tensors() {
-    let Some((dir, sizes)) = fixtures() else { return };
+    let Some((dir, sizes)) = fixtures() else {
+        return;
+    };
     let lora = dir.join("lora.gguf");
     let mmproj = dir.join("mmproj.gguf");
-    let base = ["--json", "--gpu", "RTX 4090", "--", "llama-server", "-hf", "unsloth/Qwen3-8B-GGUF:Q4_K_M", "-c", "8192", "-ngl", "99"];
+    let base = [
+        "--json",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "llama-server",
+        "-hf",
+        "unsloth/Qwen3-8B-GGUF:Q4_K_M",
+        "-c",
+        "8192",
+        "-ngl",
+        "99",
+    ];
     let (_, plain, _) = check(&base);
     let mut args = base.to_vec();
-    args.extend_from_slice(&["--lora", lora.to_str().unwrap(), "--mmproj", mmproj.to_str().unwrap()]);
+    args.extend_from_slice(&[
+        "--lora",
+        lora.to_str().unwrap(),
+        "--mmproj",
+        mmproj.to_str().unwrap(),
+    ]);
     let (rc, with, err) = check(&args);
     assert_eq!(rc, 0, "{err}");
     let w = |j: &Value| j["devices"][0]["weights_bytes"].as_u64().unwrap();
@@ -100,5 +163,9 @@ fn llamacpp_lora_and_mmproj_files_are_counted_by_their_tensors() {
     args.push("--no-mmproj-offload");
     let (_, host, _) = check(&args);
     assert_eq!(w(&with) - w(&host), sizes["mmproj.gguf"].as_u64().unwrap());
-    assert!(!notes(&with).contains("no memory effect"), "{}", notes(&with));
+    assert!(
+        !notes(&with).contains("no memory effect"),
+        "{}",
+        notes(&with)
+    );
 }

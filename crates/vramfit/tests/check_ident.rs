@@ -31,16 +31,37 @@ fn check(args: &[&str]) -> (i32, Value, String) {
 #[test]
 fn qwen3_4b_2507_at_its_default_context_does_not_fit_a_4090() {
     let (rc, j, err) = check(&[
-        "--json", "--gpu", "RTX 4090", "--", "vllm", "serve", "Qwen/Qwen3-4B-Instruct-2507",
+        "--json",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-4B-Instruct-2507",
     ]);
     assert_eq!(rc, 1, "{err} {j}");
     assert_eq!(j["model"]["id"], "Qwen/Qwen3-4B-Instruct-2507");
     assert_ne!(j["verdict"], "fits", "{j}");
-    let (rc, j, err) = check(&["--json", "--gpu", "RTX 4090", "--", "vllm", "serve", "Qwen/Qwen3-4B"]);
+    let (rc, j, err) = check(&[
+        "--json",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-4B",
+    ]);
     assert_eq!(rc, 0, "{err} {j}");
     // with the context cut to what the card holds, the release fits too
     let (rc, _, err) = check(&[
-        "--gpu", "RTX 4090", "--", "vllm", "serve", "Qwen/Qwen3-4B-Instruct-2507", "--max-model-len", "32768",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-4B-Instruct-2507",
+        "--max-model-len",
+        "32768",
     ]);
     assert_eq!(rc, 0, "{err}");
 }
@@ -48,14 +69,30 @@ fn qwen3_4b_2507_at_its_default_context_does_not_fit_a_4090() {
 #[test]
 fn an_unknown_model_is_one_line_with_did_you_mean() {
     let (rc, _, err) = check(&[
-        "--gpu", "RTX 4090", "--", "vllm", "serve", "Qwen/Qwen3-4B-Instruct-2508",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-4B-Instruct-2508",
     ]);
     assert_eq!(rc, 2);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("Did you mean Qwen/Qwen3-4B-Instruct-2507"), "{err}");
+    assert!(
+        err.contains("Did you mean Qwen/Qwen3-4B-Instruct-2507"),
+        "{err}"
+    );
     let (rc, _, err) = check(&[
-        "--gpu", "RTX 4090", "--", "llama-server", "-m", "./models/missing.gguf",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "llama-server",
+        "-m",
+        "./models/missing.gguf",
     ]);
     assert_eq!(rc, 2);
-    assert!(err.contains("No file or folder at './models/missing.gguf'"), "{err}");
+    assert!(
+        err.contains("No file or folder at './models/missing.gguf'"),
+        "{err}"
+    );
 }

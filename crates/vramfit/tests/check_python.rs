@@ -45,7 +45,11 @@ fn plan(mut j: Value) -> Value {
 }
 
 fn same_plan(gpu: &str, script: &str, command: &[&str]) -> Value {
-    let (rc_py, py, err) = run(&["--json", "--gpu", gpu, "--", "python", "serve.py"], &[("serve.py", script)], None);
+    let (rc_py, py, err) = run(
+        &["--json", "--gpu", gpu, "--", "python", "serve.py"],
+        &[("serve.py", script)],
+        None,
+    );
     assert!(rc_py == 0 || rc_py == 1, "{err}");
     let mut args = vec!["--json", "--gpu", gpu, "--"];
     args.extend_from_slice(command);
@@ -70,21 +74,56 @@ outputs = llm.generate(["Hello"], SamplingParams(max_tokens=256))
 #[test]
 fn vllm_llm_quick_reference_config() {
     let base = [
-        "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--gpu-memory-utilization", "0.85",
-        "--max-model-len", "8192", "--max-num-seqs", "32", "--max-num-batched-tokens",
+        "vllm",
+        "serve",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--gpu-memory-utilization",
+        "0.85",
+        "--max-model-len",
+        "8192",
+        "--max-num-seqs",
+        "32",
+        "--max-num-batched-tokens",
     ];
     let mut cmd = base.to_vec();
     cmd.push("8192");
     let notes = same_plan("RTX 4090", LLM_GUIDE, &cmd);
-    assert!(notes[0].as_str().unwrap().contains("vllm serve meta-llama/Llama-3.1-8B-Instruct"), "{notes}");
+    assert!(
+        notes[0]
+            .as_str()
+            .unwrap()
+            .contains("vllm serve meta-llama/Llama-3.1-8B-Instruct"),
+        "{notes}"
+    );
     // on an H100 the LLM class batches 16384 tokens
     let mut cmd = base.to_vec();
     cmd.push("16384");
     same_plan("H100", LLM_GUIDE, &cmd);
     // the class default differs from the server's: without the flag the plans differ
-    let (_, py, _) = run(&["--json", "--gpu", "RTX 4090", "--python", "serve.py"], &[("serve.py", LLM_GUIDE)], None);
-    let (_, cli, _) = run(&["--json", "--gpu", "RTX 4090", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct",
-        "--gpu-memory-utilization", "0.85", "--max-model-len", "8192", "--max-num-seqs", "32"], &[], None);
+    let (_, py, _) = run(
+        &["--json", "--gpu", "RTX 4090", "--python", "serve.py"],
+        &[("serve.py", LLM_GUIDE)],
+        None,
+    );
+    let (_, cli, _) = run(
+        &[
+            "--json",
+            "--gpu",
+            "RTX 4090",
+            "--",
+            "vllm",
+            "serve",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--gpu-memory-utilization",
+            "0.85",
+            "--max-model-len",
+            "8192",
+            "--max-num-seqs",
+            "32",
+        ],
+        &[],
+        None,
+    );
     assert_ne!(plan(py), plan(cli));
 }
 
@@ -108,8 +147,20 @@ output = model.generate(**inputs, max_new_tokens=512)
     same_plan(
         "RTX 3060",
         script,
-        &["transformers", "meta-llama/Llama-3.1-8B-Instruct", "--load-in-4bit", "--bnb-4bit-use-double-quant",
-          "--bnb-4bit-quant-type", "nf4", "--bnb-4bit-compute-dtype", "bf16", "--device-map", "auto", "--max-new-tokens", "512"],
+        &[
+            "transformers",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--load-in-4bit",
+            "--bnb-4bit-use-double-quant",
+            "--bnb-4bit-quant-type",
+            "nf4",
+            "--bnb-4bit-compute-dtype",
+            "bf16",
+            "--device-map",
+            "auto",
+            "--max-new-tokens",
+            "512",
+        ],
     );
 }
 
@@ -129,7 +180,16 @@ model = AutoModelForCausalLM.from_pretrained(checkpoint, device_map=device_map, 
     let notes = same_plan(
         "RTX 3060",
         script,
-        &["transformers", "mistralai/Mistral-7B-Instruct-v0.3", "--dtype", "fp16", "--device-map", "sequential", "--max-memory", "0:6GiB,cpu:30GiB"],
+        &[
+            "transformers",
+            "mistralai/Mistral-7B-Instruct-v0.3",
+            "--dtype",
+            "fp16",
+            "--device-map",
+            "sequential",
+            "--max-memory",
+            "0:6GiB,cpu:30GiB",
+        ],
     );
     assert!(!notes.to_string().contains("one GPU is assumed"), "{notes}");
 }
@@ -140,9 +200,23 @@ fn sglang_engine_and_stdin() {
     same_plan(
         "RTX 4090",
         script,
-        &["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--mem-fraction-static", "0.8", "--context-length", "16384"],
+        &[
+            "python",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            "Qwen/Qwen3-8B",
+            "--mem-fraction-static",
+            "0.8",
+            "--context-length",
+            "16384",
+        ],
     );
-    let (rc, j, err) = run(&["--json", "--gpu", "RTX 4090", "--python", "-"], &[], Some(script));
+    let (rc, j, err) = run(
+        &["--json", "--gpu", "RTX 4090", "--python", "-"],
+        &[],
+        Some(script),
+    );
     assert_eq!(rc, 0, "{err}");
     assert_eq!(j["engine"], "sglang");
 }
@@ -151,16 +225,26 @@ fn sglang_engine_and_stdin() {
 fn scripts_that_cannot_be_read_are_one_line_errors() {
     let (rc, _, err) = run(
         &["--gpu", "RTX 4090", "--", "python", "serve.py"],
-        &[("serve.py", "import os\nfrom vllm import LLM\nllm = LLM(model=os.environ['MODEL'])\n")],
+        &[(
+            "serve.py",
+            "import os\nfrom vllm import LLM\nllm = LLM(model=os.environ['MODEL'])\n",
+        )],
         None,
     );
     assert_eq!(rc, 2);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("os.environ") && err.contains("literal"), "{err}");
+    assert!(
+        err.contains("os.environ") && err.contains("literal"),
+        "{err}"
+    );
     let (rc, _, err) = run(&["--gpu", "RTX 4090", "--python", "missing.py"], &[], None);
     assert_eq!(rc, 2);
     assert!(err.contains("missing.py"), "{err}");
-    let (rc, _, err) = run(&["--gpu", "RTX 4090", "--python", "-"], &[], Some("print('hello')\n"));
+    let (rc, _, err) = run(
+        &["--gpu", "RTX 4090", "--python", "-"],
+        &[],
+        Some("print('hello')\n"),
+    );
     assert_eq!(rc, 2);
     assert!(err.contains("no engine call"), "{err}");
 }

@@ -26,7 +26,10 @@ pub struct Context<'a> {
 
 /// The extras `ctx.args` ask for, and notes on what could not be counted. `load` resolves a
 /// model name, path or GGUF the command names.
-pub fn collect(ctx: &Context, load: &dyn Fn(&str) -> Result<Loaded, String>) -> (Vec<Extra>, Vec<String>) {
+pub fn collect(
+    ctx: &Context,
+    load: &dyn Fn(&str) -> Result<Loaded, String>,
+) -> (Vec<Extra>, Vec<String>) {
     let mut extras = Vec::new();
     let mut notes = Vec::new();
     let a = ctx.args;
@@ -34,12 +37,25 @@ pub fn collect(ctx: &Context, load: &dyn Fn(&str) -> Result<Loaded, String>) -> 
     let on_each = |b: u64| vec![b; n];
     match ctx.engine {
         EngineKind::Vllm => {
-            let tp: u64 = flag(a, &["--tensor-parallel-size", "-tp"]).and_then(|v| v.parse().ok()).unwrap_or(1);
+            let tp: u64 = flag(a, &["--tensor-parallel-size", "-tp"])
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1);
             if has(a, &["--enable-lora"]) {
-                let slots = flag(a, &["--max-loras"]).and_then(|v| v.parse().ok()).unwrap_or(1);
-                let rank = flag(a, &["--max-lora-rank"]).and_then(|v| v.parse().ok()).unwrap_or(16);
+                let slots = flag(a, &["--max-loras"])
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(1);
+                let rank = flag(a, &["--max-lora-rank"])
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(16);
                 let elem = lora_elem(flag(a, &["--lora-dtype"]), ctx.spec);
-                let (bytes, moe) = lora_slot_bytes(ctx.spec, rank, slots, tp, has(a, &["--fully-sharded-loras"]), elem);
+                let (bytes, moe) = lora_slot_bytes(
+                    ctx.spec,
+                    rank,
+                    slots,
+                    tp,
+                    has(a, &["--fully-sharded-loras"]),
+                    elem,
+                );
                 extras.push(Extra {
                     what: format!("LoRA slots (--max-loras {slots}, --max-lora-rank {rank})"),
                     device_bytes: on_each(bytes),
@@ -61,9 +77,13 @@ pub fn collect(ctx: &Context, load: &dyn Fn(&str) -> Result<Loaded, String>) -> 
             }
         }
         EngineKind::Sglang => {
-            let tp: u64 = flag(a, &["--tp-size", "--tp", "--tensor-parallel-size"]).and_then(|v| v.parse().ok()).unwrap_or(1);
+            let tp: u64 = flag(a, &["--tp-size", "--tp", "--tensor-parallel-size"])
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1);
             if has(a, &["--enable-lora"]) || flag(a, &["--lora-paths"]).is_some() {
-                let slots = flag(a, &["--max-loras-per-batch"]).and_then(|v| v.parse().ok()).unwrap_or(8);
+                let slots = flag(a, &["--max-loras-per-batch"])
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(8);
                 let rank = match flag(a, &["--max-lora-rank"]).and_then(|v| v.parse().ok()) {
                     Some(r) => r,
                     None => {
@@ -71,7 +91,8 @@ pub fn collect(ctx: &Context, load: &dyn Fn(&str) -> Result<Loaded, String>) -> 
                         16
                     }
                 };
-                let (bytes, moe) = lora_slot_bytes(ctx.spec, rank, slots, tp, false, ctx.spec.dtype.bytes());
+                let (bytes, moe) =
+                    lora_slot_bytes(ctx.spec, rank, slots, tp, false, ctx.spec.dtype.bytes());
                 extras.push(Extra {
                     what: format!("LoRA memory pool (--max-loras-per-batch {slots}, rank {rank})"),
                     device_bytes: on_each(bytes),
@@ -83,7 +104,10 @@ pub fn collect(ctx: &Context, load: &dyn Fn(&str) -> Result<Loaded, String>) -> 
                     notes.push("LoRA on MoE experts is not counted".into());
                 }
             }
-            if let Some(d) = flag(a, &["--speculative-draft-model-path", "--speculative-draft"]) {
+            if let Some(d) = flag(
+                a,
+                &["--speculative-draft-model-path", "--speculative-draft"],
+            ) {
                 push_draft(&mut extras, &mut notes, load, d, ctx, tp, "sglang/srt/speculative: the draft worker loads its model and takes KV for its layers from the same budget");
             }
         }
@@ -131,7 +155,12 @@ fn push_draft(
     }
 }
 
-fn llamacpp(ctx: &Context, load: &dyn Fn(&str) -> Result<Loaded, String>, extras: &mut Vec<Extra>, notes: &mut Vec<String>) {
+fn llamacpp(
+    ctx: &Context,
+    load: &dyn Fn(&str) -> Result<Loaded, String>,
+    extras: &mut Vec<Extra>,
+    notes: &mut Vec<String>,
+) {
     let a = ctx.args;
     let n = ctx.devices.max(1);
     let first = |b: u64| {
@@ -153,7 +182,13 @@ fn llamacpp(ctx: &Context, load: &dyn Fn(&str) -> Result<Loaded, String>, extras
     }
     let offload = !has(a, &["--no-mmproj-offload"]);
     let mmproj = flag(a, &["--mmproj", "-mm"]);
-    let place = |b: u64| if offload { (first(b), 0) } else { (vec![0; n], b) };
+    let place = |b: u64| {
+        if offload {
+            (first(b), 0)
+        } else {
+            (vec![0; n], b)
+        }
+    };
     if let Some(f) = mmproj {
         match load(f) {
             Ok(l) => {
@@ -168,7 +203,10 @@ fn llamacpp(ctx: &Context, load: &dyn Fn(&str) -> Result<Loaded, String>, extras
             }
             Err(e) => notes.push(format!("vision projector {f} is not counted: {e}")),
         }
-    } else if flag(a, &["-hf", "--hf-repo"]).is_some() && !has(a, &["--no-mmproj"]) && ctx.spec.vision_params > 0 {
+    } else if flag(a, &["-hf", "--hf-repo"]).is_some()
+        && !has(a, &["--no-mmproj"])
+        && ctx.spec.vision_params > 0
+    {
         // -hf downloads the repo's mmproj file; community projectors ship in F16
         let (dev, host) = place(ctx.spec.vision_params * 2);
         extras.push(Extra {
@@ -179,15 +217,25 @@ fn llamacpp(ctx: &Context, load: &dyn Fn(&str) -> Result<Loaded, String>, extras
             source: "common/arg.cpp: -hf fetches the repo's mmproj unless --no-mmproj; tools/mtmd/clip.cpp",
         });
     }
-    if mmproj.is_some() || extras.iter().any(|e| e.what.starts_with("vision projector")) {
+    if mmproj.is_some()
+        || extras
+            .iter()
+            .any(|e| e.what.starts_with("vision projector"))
+    {
         notes.push("the projector's warmup compute buffer (hundreds of MiB at the largest image) is not counted".into());
     }
-    if let Some(d) = flag(a, &["-md", "--model-draft", "-hfd", "-hfrd", "--hf-repo-draft"]) {
+    if let Some(d) = flag(
+        a,
+        &["-md", "--model-draft", "-hfd", "-hfrd", "--hf-repo-draft"],
+    ) {
         match load(d) {
             Ok(l) => {
                 let ngld = flag(a, &["-ngld", "--gpu-layers-draft", "--n-gpu-layers-draft"]);
                 let on_gpu = !matches!(ngld, Some("0"));
-                let np: u64 = flag(a, &["-np", "--parallel"]).and_then(|v| v.parse().ok()).unwrap_or(1).max(1);
+                let np: u64 = flag(a, &["-np", "--parallel"])
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(1)
+                    .max(1);
                 let cells: u64 = flag(a, &["-cd", "--ctx-size-draft"])
                     .and_then(|v| v.parse().ok())
                     .filter(|c| *c > 0)
@@ -197,7 +245,12 @@ fn llamacpp(ctx: &Context, load: &dyn Fn(&str) -> Result<Loaded, String>, extras
                     Some(t) if t.starts_with("q4") => 18.0 / 32.0,
                     _ => 2.0,
                 };
-                let kv = l.spec.as_ref().map(|s| s.kv_bytes_per_token(kv_elem)).unwrap_or(0) * cells;
+                let kv = l
+                    .spec
+                    .as_ref()
+                    .map(|s| s.kv_bytes_per_token(kv_elem))
+                    .unwrap_or(0)
+                    * cells;
                 let bytes = l.weight_bytes + kv;
                 extras.push(Extra {
                     what: format!("draft model {d} ({cells} cells of KV)"),

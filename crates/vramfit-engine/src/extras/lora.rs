@@ -21,14 +21,21 @@ pub fn lora_slot_bytes(
 ) -> (u64, bool) {
     let tp = tp.max(1);
     let h = spec.n_embd;
-    let r_col = if fully_sharded { rank.div_ceil(tp) } else { rank };
+    let r_col = if fully_sharded {
+        rank.div_ceil(tp)
+    } else {
+        rank
+    };
     let row_b = |out: u64| if fully_sharded { out.div_ceil(tp) } else { out };
     let mut elems: u64 = 0;
     let mut moe = false;
     for l in &spec.layers {
         let attends = matches!(
             l.attention,
-            AttentionKind::Full | AttentionKind::Mla { .. } | AttentionKind::SlidingWindow { .. } | AttentionKind::Chunked { .. }
+            AttentionKind::Full
+                | AttentionKind::Mla { .. }
+                | AttentionKind::SlidingWindow { .. }
+                | AttentionKind::Chunked { .. }
         );
         if attends {
             let q = l.n_head * l.head_dim_k;

@@ -76,7 +76,11 @@ pub fn apply(plan: &mut MemoryPlan, extras: &[Extra], budget: Budget, configured
             "{}: {} on the GPU{}{} ({})",
             e.what,
             gib(total),
-            if e.host_bytes > 0 { format!(", {} in host RAM", gib(e.host_bytes)) } else { String::new() },
+            if e.host_bytes > 0 {
+                format!(", {} in host RAM", gib(e.host_bytes))
+            } else {
+                String::new()
+            },
             if e.kv_bytes_per_token > 0 {
                 format!(", {} KiB of KV per token", e.kv_bytes_per_token / 1024)
             } else {
@@ -105,13 +109,23 @@ pub fn apply(plan: &mut MemoryPlan, extras: &[Extra], budget: Budget, configured
                 .iter()
                 .enumerate()
                 .filter(|(_, d)| d.used_bytes > d.free_bytes)
-                .map(|(i, d)| format!("GPU {i} needs {} of {} free", gib(d.used_bytes), gib(d.free_bytes)))
+                .map(|(i, d)| {
+                    format!(
+                        "GPU {i} needs {} of {} free",
+                        gib(d.used_bytes),
+                        gib(d.free_bytes)
+                    )
+                })
                 .collect();
             if !over.is_empty() && plan.verdict == Verdict::Fits {
                 plan.verdict = Verdict::DoesNotFit;
                 plan.problems.push(format!(
                     "with {}: {}",
-                    extras.iter().map(|e| e.what.as_str()).collect::<Vec<_>>().join(", "),
+                    extras
+                        .iter()
+                        .map(|e| e.what.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     over.join("; ")
                 ));
             }
@@ -119,16 +133,29 @@ pub fn apply(plan: &mut MemoryPlan, extras: &[Extra], budget: Budget, configured
     }
 }
 
-fn shrink_pool(plan: &mut MemoryPlan, old_kv: i64, extra_per_token: u64, configured_len: Option<u64>) {
+fn shrink_pool(
+    plan: &mut MemoryPlan,
+    old_kv: i64,
+    extra_per_token: u64,
+    configured_len: Option<u64>,
+) {
     let new_kv: i64 = plan.devices.iter().map(|d| d.kv_cache_bytes).sum();
     for d in plan.devices.iter_mut() {
         d.finish();
     }
     let per_token = plan.kv_cache.bytes_per_token.max(1);
-    let ratio = if old_kv > 0 { new_kv.max(0) as f64 / old_kv as f64 } else { 0.0 };
+    let ratio = if old_kv > 0 {
+        new_kv.max(0) as f64 / old_kv as f64
+    } else {
+        0.0
+    };
     let per_token_ratio = per_token as f64 / (per_token + extra_per_token) as f64;
     let tokens = (plan.kv_cache.tokens as f64 * ratio * per_token_ratio).floor() as u64;
-    let scale = if plan.kv_cache.tokens > 0 { tokens as f64 / plan.kv_cache.tokens as f64 } else { 0.0 };
+    let scale = if plan.kv_cache.tokens > 0 {
+        tokens as f64 / plan.kv_cache.tokens as f64
+    } else {
+        0.0
+    };
     plan.kv_cache.bytes = new_kv.max(0);
     plan.kv_cache.tokens = tokens;
     plan.kv_cache.max_concurrency *= scale;
@@ -138,7 +165,8 @@ fn shrink_pool(plan: &mut MemoryPlan, old_kv: i64, extra_per_token: u64, configu
     }
     if new_kv <= 0 {
         plan.verdict = Verdict::DoesNotFit;
-        plan.problems.push("the extras leave no memory for the KV cache: the engine stops at start".into());
+        plan.problems
+            .push("the extras leave no memory for the KV cache: the engine stops at start".into());
         return;
     }
     if let Some(len) = configured_len {
@@ -147,7 +175,9 @@ fn shrink_pool(plan: &mut MemoryPlan, old_kv: i64, extra_per_token: u64, configu
             plan.problems.push(format!(
                 "with the extras the KV pool holds {tokens} tokens, fewer than the {len} one request may use: the engine stops at start"
             ));
-            plan.suggestions.push(format!("lower the context to {tokens} tokens or fewer, or shrink the extras"));
+            plan.suggestions.push(format!(
+                "lower the context to {tokens} tokens or fewer, or shrink the extras"
+            ));
         }
     }
 }
@@ -195,7 +225,9 @@ pub fn flag_all<'a>(args: &'a [String], names: &[&str]) -> Vec<&'a str> {
 /// Whether a boolean flag is on (`--x`, `--x=true`).
 pub fn has(args: &[String], names: &[&str]) -> bool {
     args.iter().any(|a| {
-        names.iter().any(|n| a == n || a.strip_prefix(n).is_some_and(|r| r == "=true" || r == "=1"))
+        names
+            .iter()
+            .any(|n| a == n || a.strip_prefix(n).is_some_and(|r| r == "=true" || r == "=1"))
     })
 }
 

@@ -42,7 +42,12 @@ fn plan(kv: i64, tokens: u64) -> MemoryPlan {
         verdict: Verdict::Fits,
         devices: vec![d],
         host: HostPlan::default(),
-        kv_cache: KvSummary { bytes: kv, tokens, bytes_per_token: 131072, max_concurrency: 4.0 },
+        kv_cache: KvSummary {
+            bytes: kv,
+            tokens,
+            bytes_per_token: 131072,
+            max_concurrency: 4.0,
+        },
         max_model_len: tokens,
         problems: vec![],
         suggestions: vec![],
@@ -52,7 +57,13 @@ fn plan(kv: i64, tokens: u64) -> MemoryPlan {
 }
 
 fn extra(bytes: u64, per_token: u64) -> Extra {
-    Extra { what: "x".into(), device_bytes: vec![bytes], host_bytes: 0, kv_bytes_per_token: per_token, source: "test" }
+    Extra {
+        what: "x".into(),
+        device_bytes: vec![bytes],
+        host_bytes: 0,
+        kv_bytes_per_token: per_token,
+        source: "test",
+    }
 }
 
 #[test]
@@ -85,7 +96,17 @@ fn an_additive_engine_must_hold_them_all() {
 
 #[test]
 fn flags_are_read_in_both_spellings() {
-    let a: Vec<String> = ["--max-loras=4", "--lora", "a.gguf", "--lora", "b.gguf", "--enable-lora"].iter().map(|s| s.to_string()).collect();
+    let a: Vec<String> = [
+        "--max-loras=4",
+        "--lora",
+        "a.gguf",
+        "--lora",
+        "b.gguf",
+        "--enable-lora",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     assert_eq!(flag(&a, &["--max-loras"]), Some("4"));
     assert_eq!(flag_all(&a, &["--lora"]), ["a.gguf", "b.gguf"]);
     assert!(has(&a, &["--enable-lora"]));

@@ -59,7 +59,9 @@ pub fn translate(src: &str, dev: Device) -> Result<Translated, PythonError> {
     if let Some(c) = find(&|c| matches!(c.name(), "AsyncEngineArgs" | "EngineArgs")) {
         return vllm(c, false, dev);
     }
-    if let Some(c) = find(&|c| c.name() == "Engine" && c.func.contains("sglang") || c.func == "sgl.Engine") {
+    if let Some(c) =
+        find(&|c| c.name() == "Engine" && c.func.contains("sglang") || c.func == "sgl.Engine")
+    {
         return sglang(c);
     }
     let model_call = find(&|c| c.name() == "from_pretrained" && is_model_class(&c.func))
@@ -89,7 +91,14 @@ fn python_err(msg: String) -> PythonError {
 /// `AutoModelForCausalLM.from_pretrained`, not a tokenizer's, config's or processor's.
 fn is_model_class(func: &str) -> bool {
     let class = func.rsplit('.').nth(1).unwrap_or("");
-    let not_model = ["Tokenizer", "Processor", "Config", "FeatureExtractor", "PeftModel", "Adapter"];
+    let not_model = [
+        "Tokenizer",
+        "Processor",
+        "Config",
+        "FeatureExtractor",
+        "PeftModel",
+        "Adapter",
+    ];
     !class.is_empty() && !not_model.iter().any(|n| class.contains(n))
 }
 
@@ -181,7 +190,10 @@ fn kwargs_as_flags(c: &Call, skip: &[&str], argv: &mut Vec<String>, notes: &mut 
         }
     }
     for s in &c.splats {
-        notes.push(format!("**{s} in {}(...) is not read statically: its keys are not applied", c.func));
+        notes.push(format!(
+            "**{s} in {}(...) is not read statically: its keys are not applied",
+            c.func
+        ));
     }
 }
 
@@ -268,22 +280,36 @@ fn transformers(
         match (k.as_str(), v) {
             ("torch_dtype" | "dtype", v) => match flag_value(v) {
                 Some(d) => push(&mut argv, "--dtype", d),
-                None => notes.push(format!("{k}={}: not read, the checkpoint's dtype is assumed", describe(v))),
+                None => notes.push(format!(
+                    "{k}={}: not read, the checkpoint's dtype is assumed",
+                    describe(v)
+                )),
             },
             ("device_map", Py::Str(s)) => push(&mut argv, "--device-map", s.clone()),
             ("device_map", Py::Int(n)) => push(&mut argv, "--device-map", n.to_string()),
             ("device_map", Py::Call(c)) if c.name() == "infer_auto_device_map" => {}
-            ("device_map", v) => notes.push(format!("device_map={}: an explicit map is not read; one GPU is assumed", describe(v))),
+            ("device_map", v) => notes.push(format!(
+                "device_map={}: an explicit map is not read; one GPU is assumed",
+                describe(v)
+            )),
             ("max_memory", v) => match max_memory(v) {
                 Some(m) => push(&mut argv, "--max-memory", m),
                 None => notes.push(format!("max_memory={}: not read", describe(v))),
             },
             ("load_in_4bit", Py::Bool(true)) => argv.push("--load-in-4bit".into()),
             ("load_in_8bit", Py::Bool(true)) => argv.push("--load-in-8bit".into()),
-            ("quantization_config", Py::Call(q)) if q.name() == "BitsAndBytesConfig" => bnb(q, &mut argv, &mut notes),
-            ("quantization_config", v) => notes.push(format!("quantization_config={}: not read", describe(v))),
-            ("attn_implementation", Py::Str(s)) => push(&mut argv, "--attn-implementation", s.clone()),
-            ("model", _) | ("trust_remote_code" | "low_cpu_mem_usage" | "token" | "revision" | "cache_dir", _) => {}
+            ("quantization_config", Py::Call(q)) if q.name() == "BitsAndBytesConfig" => {
+                bnb(q, &mut argv, &mut notes)
+            }
+            ("quantization_config", v) => {
+                notes.push(format!("quantization_config={}: not read", describe(v)))
+            }
+            ("attn_implementation", Py::Str(s)) => {
+                push(&mut argv, "--attn-implementation", s.clone())
+            }
+            ("model", _)
+            | ("trust_remote_code" | "low_cpu_mem_usage" | "token" | "revision" | "cache_dir", _) =>
+                {}
             (k, v) => notes.push(format!("{k}={}: no memory effect modelled", describe(v))),
         }
     }
@@ -298,10 +324,16 @@ fn transformers(
         notes.push("infer_auto_device_map(model, max_memory=...) places layers in order without balancing: modelled as device_map=\"sequential\"".into());
     }
     if let Some(g) = calls.iter().find(|c| c.name() == "generate") {
-        for (k, flag) in [("max_new_tokens", "--max-new-tokens"), ("num_beams", "--num-beams")] {
+        for (k, flag) in [
+            ("max_new_tokens", "--max-new-tokens"),
+            ("num_beams", "--num-beams"),
+        ] {
             match g.kw(k) {
                 Some(Py::Int(n)) => push(&mut argv, flag, n.to_string()),
-                Some(v) => notes.push(format!("generate({k}={}): not read, the default is assumed", describe(v))),
+                Some(v) => notes.push(format!(
+                    "generate({k}={}): not read, the default is assumed",
+                    describe(v)
+                )),
                 None => {}
             }
         }
@@ -311,11 +343,17 @@ fn transformers(
     // the batch: a list of prompts given to the tokenizer
     let batch = calls
         .iter()
-        .filter(|c| c.func.to_ascii_lowercase().contains("tokenizer") || c.name() == "apply_chat_template")
+        .filter(|c| {
+            c.func.to_ascii_lowercase().contains("tokenizer") || c.name() == "apply_chat_template"
+        })
         .find_map(|c| match c.args.first() {
-            Some(Py::List(items)) if items.iter().all(|i| matches!(i, Py::Str(_))) => Some(items.len()),
+            Some(Py::List(items)) if items.iter().all(|i| matches!(i, Py::Str(_))) => {
+                Some(items.len())
+            }
             Some(Py::Ref(n)) => match constants.get(n) {
-                Some(Py::List(items)) if items.iter().all(|i| matches!(i, Py::Str(_))) => Some(items.len()),
+                Some(Py::List(items)) if items.iter().all(|i| matches!(i, Py::Str(_))) => {
+                    Some(items.len())
+                }
                 _ => None,
             },
             _ => None,
@@ -343,7 +381,10 @@ fn bnb(q: &Call, argv: &mut Vec<String>, notes: &mut Vec<String>) {
                 }
                 None => notes.push(format!("BitsAndBytesConfig({k}={}): not read", describe(v))),
             },
-            (k, v) => notes.push(format!("BitsAndBytesConfig({k}={}): no memory effect modelled", describe(v))),
+            (k, v) => notes.push(format!(
+                "BitsAndBytesConfig({k}={}): no memory effect modelled",
+                describe(v)
+            )),
         }
     }
 }

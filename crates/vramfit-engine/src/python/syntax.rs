@@ -39,7 +39,11 @@ pub struct Call {
 
 impl Call {
     pub fn kw(&self, name: &str) -> Option<&Py> {
-        self.kwargs.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v)
+        self.kwargs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
     }
     /// The last segment of the callee: `from_pretrained`, `LLM`.
     pub fn name(&self) -> &str {
@@ -141,7 +145,11 @@ fn lex(src: &str) -> Vec<Vec<Tok>> {
                 s.push(b[k]);
                 k += 1;
             }
-            cur.push(if prefix.contains('f') { Tok::FStr(s) } else { Tok::Str(s) });
+            cur.push(if prefix.contains('f') {
+                Tok::FStr(s)
+            } else {
+                Tok::Str(s)
+            });
             i = k;
             continue;
         }
@@ -200,19 +208,27 @@ pub fn read(src: &str) -> Script {
         // `NAME = value` and `NAME: type = value`
         let assign_at = match (line.first(), line.get(1)) {
             (Some(Tok::Name(_)), Some(Tok::Op("="))) => Some(2),
-            (Some(Tok::Name(_)), Some(Tok::Op(":"))) => line
-                .iter()
-                .position(|t| *t == Tok::Op("="))
-                .map(|p| p + 1),
+            (Some(Tok::Name(_)), Some(Tok::Op(":"))) => {
+                line.iter().position(|t| *t == Tok::Op("=")).map(|p| p + 1)
+            }
             _ => None,
         };
         if let (Some(at), Some(Tok::Name(name))) = (assign_at, line.first()) {
-            let mut p = Parser { t: &line, i: at, al: &aliases, k: &script.constants, depth: 0, found: Vec::new() };
+            let mut p = Parser {
+                t: &line,
+                i: at,
+                al: &aliases,
+                k: &script.constants,
+                depth: 0,
+                found: Vec::new(),
+            };
             let v = p.expr();
             if p.i >= line.len() {
                 script.constants.insert(name.clone(), v);
             } else {
-                script.constants.insert(name.clone(), Py::Opaque(text(&line[at..])));
+                script
+                    .constants
+                    .insert(name.clone(), Py::Opaque(text(&line[at..])));
             }
         }
         // every call on the line (nested ones and `X(...).to(...)` chains included)
@@ -221,14 +237,23 @@ pub fn read(src: &str) -> Script {
             let is_callee = matches!(line[start], Tok::Name(_))
                 && (start == 0 || line[start - 1] != Tok::Op("."));
             let mut k = start;
-            while matches!(line.get(k + 1), Some(Tok::Op("."))) && matches!(line.get(k + 2), Some(Tok::Name(_))) {
+            while matches!(line.get(k + 1), Some(Tok::Op(".")))
+                && matches!(line.get(k + 2), Some(Tok::Name(_)))
+            {
                 k += 2;
             }
             if !is_callee || line.get(k + 1) != Some(&Tok::Op("(")) {
                 start += 1;
                 continue;
             }
-            let mut p = Parser { t: &line, i: start, al: &aliases, k: &script.constants, depth: 0, found: Vec::new() };
+            let mut p = Parser {
+                t: &line,
+                i: start,
+                al: &aliases,
+                k: &script.constants,
+                depth: 0,
+                found: Vec::new(),
+            };
             let _ = p.primary();
             script.calls.append(&mut p.found);
             start = p.i.max(start + 1);
@@ -248,7 +273,10 @@ fn read_import(line: &[Tok], aliases: &mut HashMap<String, String>) {
         .filter(|s| s != "(" && s != ")")
         .collect();
     let (module, rest) = if names[0] == "from" {
-        let imp = names.iter().position(|n| n == "import").unwrap_or(names.len());
+        let imp = names
+            .iter()
+            .position(|n| n == "import")
+            .unwrap_or(names.len());
         (names[1..imp].concat(), &names[(imp + 1).min(names.len())..])
     } else {
         (String::new(), &names[1..])
@@ -260,7 +288,11 @@ fn read_import(line: &[Tok], aliases: &mut HashMap<String, String>) {
             _ => continue,
         };
         let alias = alias.split('.').next().unwrap_or(&alias).to_string();
-        let target = if module.is_empty() { full } else { format!("{module}.{full}") };
+        let target = if module.is_empty() {
+            full
+        } else {
+            format!("{module}.{full}")
+        };
         let target = if module.is_empty() && !item.contains(&"as".to_string()) {
             alias.clone()
         } else {
@@ -279,7 +311,10 @@ fn text(toks: &[Tok]) -> String {
             Tok::FStr(x) => format!("f{x:?}"),
             Tok::Op(o) => o.to_string(),
         };
-        if !s.is_empty() && !matches!(t, Tok::Op("." | ")" | "]" | "," | "(" | "[")) && !s.ends_with(['.', '(', '[']) {
+        if !s.is_empty()
+            && !matches!(t, Tok::Op("." | ")" | "]" | "," | "(" | "["))
+            && !s.ends_with(['.', '(', '['])
+        {
             s.push(' ');
         }
         s.push_str(&w);
@@ -337,7 +372,13 @@ impl Parser<'_> {
     fn arith(&mut self) -> Py {
         let mut v = self.term();
         loop {
-            let plus = if self.eat("+") { true } else if self.eat("-") { false } else { return v };
+            let plus = if self.eat("+") {
+                true
+            } else if self.eat("-") {
+                false
+            } else {
+                return v;
+            };
             let r = self.term();
             v = match (v, r, plus) {
                 (Py::Int(a), Py::Int(b), true) => Py::Int(a.saturating_add(b)),
@@ -400,7 +441,9 @@ impl Parser<'_> {
         if self.eat("**") {
             let e = self.unary();
             return match (v, e) {
-                (Py::Int(a), Py::Int(b)) if (0..=62).contains(&b) => Py::Int(a.saturating_pow(b as u32)),
+                (Py::Int(a), Py::Int(b)) if (0..=62).contains(&b) => {
+                    Py::Int(a.saturating_pow(b as u32))
+                }
                 (a, b) => match (num(&a), num(&b)) {
                     (Some(x), Some(y)) => Py::Float(x.powf(y)),
                     _ => Py::Opaque("(power of values not known statically)".into()),
@@ -456,7 +499,12 @@ impl Parser<'_> {
     }
 
     fn call_args(&mut self, func: String) -> Call {
-        let mut c = Call { func, args: Vec::new(), kwargs: Vec::new(), splats: Vec::new() };
+        let mut c = Call {
+            func,
+            args: Vec::new(),
+            kwargs: Vec::new(),
+            splats: Vec::new(),
+        };
         while self.i < self.t.len() {
             if self.eat(")") {
                 return c;
@@ -470,7 +518,9 @@ impl Parser<'_> {
             } else if self.eat("*") {
                 let _ = self.expr();
                 c.args.push(Py::Opaque("*args".into()));
-            } else if let (Some(Tok::Name(k)), Some(Tok::Op("="))) = (self.peek().cloned(), self.t.get(self.i + 1)) {
+            } else if let (Some(Tok::Name(k)), Some(Tok::Op("="))) =
+                (self.peek().cloned(), self.t.get(self.i + 1))
+            {
                 self.i += 2;
                 let v = self.expr();
                 c.kwargs.push((k, v));
@@ -524,7 +574,10 @@ impl Parser<'_> {
             Tok::Op("(") => {
                 let v = self.seq(")");
                 match v {
-                    Py::List(mut items) if items.len() == 1 && !self.t[self.i - 2..self.i].contains(&Tok::Op(",")) => {
+                    Py::List(mut items)
+                        if items.len() == 1
+                            && !self.t[self.i - 2..self.i].contains(&Tok::Op(",")) =>
+                    {
                         items.pop().unwrap_or(Py::None)
                     }
                     other => other,
@@ -630,11 +683,17 @@ mod tests {
         assert_eq!(llm.kw("model"), Some(&Py::Str("Qwen/Qwen3-8B".into())));
         assert_eq!(llm.kw("max_model_len"), Some(&Py::Int(8192)));
         assert_eq!(llm.kw("gpu_memory_utilization"), Some(&Py::Float(0.85)));
-        assert!(s.calls.iter().any(|c| c.func == "vllm.SamplingParams" && c.kw("max_tokens") == Some(&Py::Int(-1))));
+        assert!(s
+            .calls
+            .iter()
+            .any(|c| c.func == "vllm.SamplingParams" && c.kw("max_tokens") == Some(&Py::Int(-1))));
         assert!(s.calls.iter().any(|c| c.func == "sglang.Engine"));
         assert_eq!(
             s.constants["cfg"],
-            Py::Dict(vec![(Py::Int(0), Py::Str("6GiB".into())), (Py::Str("cpu".into()), Py::Str("30GiB".into()))])
+            Py::Dict(vec![
+                (Py::Int(0), Py::Str("6GiB".into())),
+                (Py::Str("cpu".into()), Py::Str("30GiB".into()))
+            ])
         );
     }
 
@@ -642,7 +701,11 @@ mod tests {
     fn what_cannot_be_read_is_opaque_with_its_text() {
         let s = read("import os\nm = os.environ['MODEL']\nn = f'{x}'\nk = 1 if a else 2\nLLM(model=m, max_model_len=n, seed=k, quantization=None)\n");
         let c = s.calls.iter().find(|c| c.func == "LLM").unwrap();
-        assert!(matches!(c.kw("model"), Some(Py::Opaque(t)) if t.contains("environ")), "{:?}", c.kw("model"));
+        assert!(
+            matches!(c.kw("model"), Some(Py::Opaque(t)) if t.contains("environ")),
+            "{:?}",
+            c.kw("model")
+        );
         assert!(matches!(c.kw("max_model_len"), Some(Py::Opaque(_))));
         assert!(matches!(c.kw("seed"), Some(Py::Opaque(_))));
         assert_eq!(c.kw("quantization"), Some(&Py::None));
@@ -650,7 +713,16 @@ mod tests {
 
     #[test]
     fn hostile_input_ends() {
-        for src in ["((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((x", "LLM(", "'''", "f(**", "{1:", ")))]]]", "x = [", "LLM(model=[x for x in y], **kw)"] {
+        for src in [
+            "((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((x",
+            "LLM(",
+            "'''",
+            "f(**",
+            "{1:",
+            ")))]]]",
+            "x = [",
+            "LLM(model=[x for x in y], **kw)",
+        ] {
             let _ = read(src);
         }
         let deep = "f(".repeat(10_000);

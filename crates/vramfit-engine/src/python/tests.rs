@@ -1,7 +1,13 @@
 use super::*;
 
-const RTX_4090: Device = Device { total_bytes: 24 * GIB, name: "NVIDIA GeForce RTX 4090" };
-const H100: Device = Device { total_bytes: 80 * GIB, name: "NVIDIA H100 80GB HBM3" };
+const RTX_4090: Device = Device {
+    total_bytes: 24 * GIB,
+    name: "NVIDIA GeForce RTX 4090",
+};
+const H100: Device = Device {
+    total_bytes: 80 * GIB,
+    name: "NVIDIA H100 80GB HBM3",
+};
 
 fn argv(t: &Translated) -> String {
     t.argv.join(" ")
@@ -19,9 +25,16 @@ fn vllm_llm_class_gets_its_own_batch_default() {
         "vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.85 --max-model-len 8192 --max-num-seqs 32 --max-num-batched-tokens 8192"
     );
     let t = translate(src, H100).unwrap();
-    assert!(argv(&t).ends_with("--max-num-batched-tokens 16384"), "{}", argv(&t));
+    assert!(
+        argv(&t).ends_with("--max-num-batched-tokens 16384"),
+        "{}",
+        argv(&t)
+    );
     // an A100 is excluded from the large default (PR #17885)
-    let a100 = Device { total_bytes: 80 * GIB, name: "NVIDIA A100-SXM4-80GB" };
+    let a100 = Device {
+        total_bytes: 80 * GIB,
+        name: "NVIDIA A100-SXM4-80GB",
+    };
     assert!(argv(&translate(src, a100).unwrap()).ends_with("--max-num-batched-tokens 8192"));
     // capped at max_num_seqs * max_model_len
     let small = "LLM('Qwen/Qwen3-0.6B', max_model_len=1024, max_num_seqs=2)";
@@ -98,15 +111,26 @@ model = AutoModelForCausalLM.from_pretrained("mistralai/Mistral-7B-Instruct-v0.3
         argv(&t),
         "transformers mistralai/Mistral-7B-Instruct-v0.3 --dtype float16 --device-map sequential --max-memory 0:6GiB,cpu:30GiB"
     );
-    assert!(t.notes.iter().any(|n| n.contains("sequential")), "{:?}", t.notes);
+    assert!(
+        t.notes.iter().any(|n| n.contains("sequential")),
+        "{:?}",
+        t.notes
+    );
 }
 
 #[test]
 fn a_model_that_is_not_a_literal_is_named() {
-    let err = translate("import os\nLLM(model=os.environ['MODEL'])", RTX_4090).unwrap_err().to_string();
-    assert!(err.contains("os.environ") && err.contains("literal"), "{err}");
+    let err = translate("import os\nLLM(model=os.environ['MODEL'])", RTX_4090)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("os.environ") && err.contains("literal"),
+        "{err}"
+    );
     assert!(!err.contains('\n'));
-    let err = translate("print('hello')", RTX_4090).unwrap_err().to_string();
+    let err = translate("print('hello')", RTX_4090)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("no engine call"), "{err}");
 }
 
@@ -118,13 +142,27 @@ fn unreadable_arguments_are_named_not_guessed() {
     )
     .unwrap();
     assert!(!argv(&t).contains("--max-model-len"), "{}", argv(&t));
-    assert!(t.notes.iter().any(|n| n.contains("max_model_len") && n.contains("not read")), "{:?}", t.notes);
-    assert!(t.notes.iter().any(|n| n.contains("**extra")), "{:?}", t.notes);
+    assert!(
+        t.notes
+            .iter()
+            .any(|n| n.contains("max_model_len") && n.contains("not read")),
+        "{:?}",
+        t.notes
+    );
+    assert!(
+        t.notes.iter().any(|n| n.contains("**extra")),
+        "{:?}",
+        t.notes
+    );
 }
 
 #[test]
 fn transformers_pipeline() {
     let src = "import torch\nfrom transformers import pipeline\npipe = pipeline('text-generation', 'Qwen/Qwen3-8B', model_kwargs={'torch_dtype': torch.bfloat16}, device_map='auto')\nout = pipe(['a', 'b'], max_new_tokens=64)\n";
     let t = translate(src, RTX_4090).unwrap();
-    assert!(argv(&t).starts_with("transformers Qwen/Qwen3-8B --device-map auto --dtype bfloat16"), "{}", argv(&t));
+    assert!(
+        argv(&t).starts_with("transformers Qwen/Qwen3-8B --device-map auto --dtype bfloat16"),
+        "{}",
+        argv(&t)
+    );
 }

@@ -26,8 +26,8 @@ use serde_json::Value;
 use std::sync::OnceLock;
 
 pub use lookup::{find_gpu, find_model, GpuLookupError};
-pub use suggest::suggest_models;
 pub use quantized::{find_variant, quantized_variants, variants, variants_of_checkpoint, Variant};
+pub use suggest::suggest_models;
 
 const MODELS_JSON: &str = include_str!("../../catalog/models.json");
 const GPUS_JSON: &str = include_str!("../../catalog/gpus.json");

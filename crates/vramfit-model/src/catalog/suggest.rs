@@ -26,7 +26,11 @@ pub fn suggest_models(query: &str, n: usize) -> Vec<String> {
         let contained = c.len() >= 4 && (q.contains(&c) || c.contains(&q));
         if d <= limit || contained {
             // containment scores as the length difference, so "Qwen3-4B" is near "Qwen3-4B-Instruct"
-            let score = if contained { d.min(q.len().abs_diff(c.len())) } else { d };
+            let score = if contained {
+                d.min(q.len().abs_diff(c.len()))
+            } else {
+                d
+            };
             scored.push((score, repo.to_string()));
         }
     };
@@ -76,9 +80,15 @@ mod tests {
     #[test]
     fn near_misses_get_the_repo_id_to_type() {
         let s = suggest_models("Qwen/Qwen3-4B-Instruct-2508", 3);
-        assert_eq!(s.first().map(String::as_str), Some("Qwen/Qwen3-4B-Instruct-2507"));
+        assert_eq!(
+            s.first().map(String::as_str),
+            Some("Qwen/Qwen3-4B-Instruct-2507")
+        );
         let s = suggest_models("meta-llama/Llama-3.1-8B-Instrukt", 3);
-        assert_eq!(s.first().map(String::as_str), Some("meta-llama/Llama-3.1-8B-Instruct"));
+        assert_eq!(
+            s.first().map(String::as_str),
+            Some("meta-llama/Llama-3.1-8B-Instruct")
+        );
         let s = suggest_models("unsloth/gpt-oss-21b-GGUF:Q4_K_M", 3);
         assert!(s.iter().any(|r| r == "openai/gpt-oss-20b"), "{s:?}");
     }

@@ -27,10 +27,7 @@ pub fn name_kind(query: &str) -> NameKind {
     let file_ext = [".gguf", ".json", ".safetensors", ".bin"]
         .iter()
         .any(|e| lower.ends_with(e));
-    if q.starts_with(['/', '.', '~'])
-        || q.contains('\\')
-        || q.matches('/').count() >= 2
-        || file_ext
+    if q.starts_with(['/', '.', '~']) || q.contains('\\') || q.matches('/').count() >= 2 || file_ext
     {
         return NameKind::LocalPath;
     }
@@ -110,13 +107,22 @@ mod tests {
     #[test]
     fn each_kind_gets_its_own_remedy() {
         let h = not_found_hint("unsloth/Foo-9B-GGUF:Q5_K_M", true);
-        assert!(h.contains("huggingface-cli download unsloth/Foo-9B-GGUF --include \"*Q5_K_M*.gguf\""), "{h}");
+        assert!(
+            h.contains("huggingface-cli download unsloth/Foo-9B-GGUF --include \"*Q5_K_M*.gguf\""),
+            "{h}"
+        );
         assert!(h.contains("HF_HUB_OFFLINE"), "{h}");
         let h = not_found_hint("./nope/model.gguf", true);
-        assert!(h.contains("No file or folder at './nope/model.gguf'"), "{h}");
+        assert!(
+            h.contains("No file or folder at './nope/model.gguf'"),
+            "{h}"
+        );
         assert!(!h.contains("huggingface-cli"), "{h}");
         let h = not_found_hint("acme/Foo-7B", false);
-        assert!(h.contains("huggingface-cli download acme/Foo-7B config.json"), "{h}");
+        assert!(
+            h.contains("huggingface-cli download acme/Foo-7B config.json"),
+            "{h}"
+        );
         assert!(!h.contains("HF_HUB_OFFLINE"), "{h}");
         let h = not_found_hint("qwen3:99b", true);
         assert!(h.contains("ollama show --modelfile"), "{h}");
@@ -128,6 +134,9 @@ mod tests {
     #[test]
     fn a_near_miss_is_named() {
         let h = not_found_hint("Qwen/Qwen3-4B-Instruct-2508", true);
-        assert!(h.starts_with("Did you mean Qwen/Qwen3-4B-Instruct-2507"), "{h}");
+        assert!(
+            h.starts_with("Did you mean Qwen/Qwen3-4B-Instruct-2507"),
+            "{h}"
+        );
     }
 }

@@ -30,7 +30,11 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub python: Option<String>,
     /// The serving command, after `--` (it may start with VAR=value assignments).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required_unless_present = "python")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required_unless_present = "python"
+    )]
     pub command: Vec<String>,
 }
 

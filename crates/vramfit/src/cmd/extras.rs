@@ -23,9 +23,18 @@ pub fn add(plan: &mut MemoryPlan, cmd: &Command, spec: &ModelSpec) {
     let (found, notes) = extras::collect(&ctx, &load);
     if !found.is_empty() {
         // the engine model's own "not modelled" notes for the flags counted here
-        let counted = ["--lora", "--max-lora", "--enable-lora", "--mmproj", "drafter", "-md "];
+        let counted = [
+            "--lora",
+            "--max-lora",
+            "--enable-lora",
+            "--mmproj",
+            "drafter",
+            "-md ",
+        ];
         plan.notes.retain(|n| {
-            let disclaims = n.contains("not modelled") || n.contains("no memory effect") || n.contains("not counted");
+            let disclaims = n.contains("not modelled")
+                || n.contains("no memory effect")
+                || n.contains("not counted");
             !(disclaims && counted.iter().any(|f| n.contains(f)))
         });
     }
@@ -52,16 +61,24 @@ fn load(name: &str) -> Result<Loaded, String> {
         let src = FileSource::open(path).map_err(|e| format!("cannot open {name}: {e}"))?;
         let g = vramfit_model::gguf::read_gguf(&src).map_err(|e| format!("{name}: {e}"))?;
         let spec = vramfit_model::resolve::spec_from_gguf(name, &g).ok();
-        return Ok(Loaded { spec, weight_bytes: g.weight_set().total_bytes() });
+        return Ok(Loaded {
+            spec,
+            weight_bytes: g.weight_set().total_bytes(),
+        });
     }
     let r = super::check::load(name).map_err(|e| e.message)?;
     let weight_bytes = match &r.weights {
         Some(w) => w.total_bytes(),
-        None if r.gguf_quant.is_some() => super::check::gguf_weights(&r).map_err(|e| e.message)?.total_bytes(),
+        None if r.gguf_quant.is_some() => super::check::gguf_weights(&r)
+            .map_err(|e| e.message)?
+            .total_bytes(),
         None => {
             let (total, _) = vramfit_model::layout::param_counts(&r.spec);
             total.saturating_mul(r.spec.dtype.bytes())
         }
     };
-    Ok(Loaded { spec: Some(r.spec), weight_bytes })
+    Ok(Loaded {
+        spec: Some(r.spec),
+        weight_bytes,
+    })
 }

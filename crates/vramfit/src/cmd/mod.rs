@@ -3,8 +3,8 @@
 pub mod catalog;
 pub mod check;
 pub mod doctor;
-pub mod fit;
 pub mod extras;
+pub mod fit;
 pub mod inspect;
 pub mod python;
 pub mod snapshot;

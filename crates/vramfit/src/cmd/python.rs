@@ -24,20 +24,36 @@ pub fn read_source(file: &str) -> Result<String, CliError> {
             "'{file}' is over 1 MiB: give the part of the script that builds the engine"
         )));
     }
-    String::from_utf8(buf)
-        .map_err(|_| CliError::input(format!("'{file}' is not UTF-8 text: give a Python source file")))
+    String::from_utf8(buf).map_err(|_| {
+        CliError::input(format!(
+            "'{file}' is not UTF-8 text: give a Python source file"
+        ))
+    })
 }
 
 /// Check a script's source: translate, then check the equivalent command line.
-pub fn check_source(src: &str, hw: &Hardware, version: Option<&str>) -> Result<MemoryPlan, CliError> {
+pub fn check_source(
+    src: &str,
+    hw: &Hardware,
+    version: Option<&str>,
+) -> Result<MemoryPlan, CliError> {
     let dev = hw
         .gpus
         .first()
-        .map(|g| Device { total_bytes: g.total_bytes, name: &g.name })
-        .unwrap_or(Device { total_bytes: 0, name: "" });
+        .map(|g| Device {
+            total_bytes: g.total_bytes,
+            name: &g.name,
+        })
+        .unwrap_or(Device {
+            total_bytes: 0,
+            name: "",
+        });
     let t = python::translate(src, dev).map_err(|e| CliError::input(e.to_string()))?;
     let mut plan = super::check::check(&t.argv, hw, version)?;
-    let mut notes = vec![format!("pasted Python, checked as: {}", shell_join(&t.argv))];
+    let mut notes = vec![format!(
+        "pasted Python, checked as: {}",
+        shell_join(&t.argv)
+    )];
     notes.extend(t.notes);
     notes.append(&mut plan.notes);
     plan.notes = notes;
@@ -45,11 +61,18 @@ pub fn check_source(src: &str, hw: &Hardware, version: Option<&str>) -> Result<M
 }
 
 /// `python serve.py` / `python -c CODE` pasted after `--`.
-pub fn check_command(cmd: &Command, hw: &Hardware, version: Option<&str>) -> Result<MemoryPlan, CliError> {
+pub fn check_command(
+    cmd: &Command,
+    hw: &Hardware,
+    version: Option<&str>,
+) -> Result<MemoryPlan, CliError> {
     match python::script_of(&cmd.program, &cmd.args) {
         Some(Script::File(f)) => check_source(&read_source(&f)?, hw, version),
         Some(Script::Code(c)) => check_source(&c, hw, version),
-        None => Err(CliError::input(format!("'{}' runs no Python script vramfit can read", cmd.program))),
+        None => Err(CliError::input(format!(
+            "'{}' runs no Python script vramfit can read",
+            cmd.program
+        ))),
     }
 }
 
