@@ -202,6 +202,12 @@ fn vllm(c: &Call, llm_class: bool, dev: Device) -> Result<Translated, PythonErro
     let mut argv = vec!["vllm".to_string(), "serve".to_string(), model];
     let mut notes = vec![format!("read from {}(...) in the pasted Python", c.func)];
     kwargs_as_flags(c, &["model"], &mut argv, &mut notes);
+    if !llm_class {
+        notes.push(format!(
+            "{}(...) is planned with `vllm serve`'s defaults (the API server's usage context); an engine built from it in another context may batch a different number of tokens",
+            c.name()
+        ));
+    }
     if llm_class && c.kw("max_num_batched_tokens").is_none() {
         // vllm/engine/arg_utils.py get_batch_defaults, UsageContext.LLM_CLASS (v0.9+)
         let large = dev.total_bytes >= 70 * GIB && !dev.name.to_ascii_lowercase().contains("a100");

@@ -13,6 +13,11 @@
 //! assert_eq!(g.name, "NVIDIA GeForce RTX 4090");
 //! ```
 //!
+//! A release whose `config.json` differs (a longer context, another rope base, other widths) is
+//! its own entry — `Qwen/Qwen3-4B-Instruct-2507` (262144 tokens) is not `Qwen/Qwen3-4B` (40960)
+//! — and an alias only ever names a checkpoint with the same config (`tests/catalog_identity.rs`
+//! checks both). A name that finds nothing gets the closest repo ids from [`suggest`].
+//!
 //! Lookup rules are in [`lookup`]: models by repo id, then name across organisations, then alias;
 //! GPUs by loose token matching. Pre-quantized checkpoints of catalog models (AWQ, GPTQ, FP8
 //! repos) are in [`quantized`], found by their repo id (or their name when unique).
