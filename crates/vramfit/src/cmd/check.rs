@@ -129,7 +129,7 @@ pub fn check(
             crate::cmd::python::check_command(&cmd, hw, version)
         }
         None => Err(CliError::input(format!(
-            "'{}' is not a serving command vramfit knows: paste a vllm, llama-server/llama-cli, ollama, sglang or transformers command after --",
+            "'{}' is not a serving command vramfit knows: paste a vllm, llama-server/llama-cli, ollama, sglang or transformers command after --, or a Python script that builds the engine (`-- python serve.py`, `--python FILE`)",
             cmd.program
         ))),
     }
