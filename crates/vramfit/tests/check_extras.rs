@@ -169,3 +169,64 @@ fn llamacpp_lora_and_mmproj_files_are_counted_by_their_tensors() {
         notes(&with)
     );
 }
+
+/// vLLM: a 1B draft's bf16 weights come out of the pool and its 16 layers cache 32 KiB a token
+/// beside the target's 128 KiB, so the pool holds (KV left / KV before) x 128/160 of the tokens.
+/// SGLang counts the same draft and still starts with the smaller pool.
+#[test]
+fn a_draft_model_shares_the_pool() {
+    let base = [
+        "--json",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "vllm",
+        "serve",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--max-model-len",
+        "16384",
+    ];
+    let (_, plain, _) = check(&base);
+    let mut args = base.to_vec();
+    args.extend_from_slice(&[
+        "--speculative-config",
+        r#"{"model": "meta-llama/Llama-3.2-1B-Instruct", "num_speculative_tokens": 5}"#,
+    ]);
+    let (rc, draft, err) = check(&args);
+    assert_eq!(rc, 0, "{err}");
+    let kv = |j: &Value| j["kv_cache"]["bytes"].as_i64().unwrap() as f64;
+    let tokens = |j: &Value| j["kv_cache"]["tokens"].as_u64().unwrap() as f64;
+    let want = tokens(&plain) * kv(&draft) / kv(&plain) * 128.0 / 160.0;
+    assert!(
+        (tokens(&draft) - want).abs() <= 1.0,
+        "{} vs {want}",
+        tokens(&draft)
+    );
+    assert!(kv(&plain) - kv(&draft) > 2.3e9, "1.24B parameters in bf16");
+    assert!(
+        !notes(&draft).contains("drafter's weights and KV are not counted"),
+        "{}",
+        notes(&draft)
+    );
+    let (rc, sg, err) = check(&[
+        "--json",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-draft-model-path",
+        "meta-llama/Llama-3.2-1B-Instruct",
+    ]);
+    assert_eq!(rc, 0, "{err} {sg}");
+    assert!(
+        notes(&sg).contains("draft model meta-llama/Llama-3.2-1B-Instruct"),
+        "{}",
+        notes(&sg)
+    );
+}

@@ -30,18 +30,21 @@ pub fn add(plan: &mut MemoryPlan, cmd: &Command, spec: &ModelSpec) {
             "--mmproj",
             "drafter",
             "-md ",
+            "--speculative-draft",
         ];
         plan.notes.retain(|n| {
-            let disclaims = n.contains("not modelled")
-                || n.contains("no memory effect")
-                || n.contains("not counted");
+            let disclaims = ["not modelled", "no memory effect", "not counted", "ignored"]
+                .iter()
+                .any(|w| n.contains(w));
             !(disclaims && counted.iter().any(|f| n.contains(f)))
         });
     }
     plan.notes.extend(notes);
     let (budget, len_key) = match engine {
         EngineKind::Vllm => (Budget::KvPool, Some("max_model_len")),
-        EngineKind::Sglang => (Budget::KvPool, Some("context_length")),
+        // SGLang starts with a pool shorter than --context-length and refuses longer requests
+        // (its own plan says so): only a pool with no room left stops it
+        EngineKind::Sglang => (Budget::KvPool, None),
         _ => (Budget::Additive, None),
     };
     let configured = len_key.and_then(|k| {
