@@ -17,6 +17,7 @@ sys.path.insert(0, HERE)
 import models_list  # noqa: E402,F401  (registers entries)
 import models_list2  # noqa: E402,F401
 import models_list3  # noqa: E402,F401
+import models_list4  # noqa: E402
 from models_src import M  # noqa: E402
 from sources_extra import EXTRA, RESOLVED, UNVERIFIED  # noqa: E402
 
@@ -92,7 +93,7 @@ def main():
     out = []
     for e in M:
         srcs = team_sources(team[e["id"]]) if e["id"] in team else []
-        srcs += EXTRA.get(e["id"], [])
+        srcs += EXTRA.get(e["id"], []) + models_list4.SOURCES.get(e["id"], [])
         if not srcs:
             print("no source:", e["id"])
         unverified = []
@@ -100,7 +101,7 @@ def main():
             settled = RESOLVED.get(e["id"], [])
             unverified = [u for u in team[e["id"]].get("unverified_fields", [])
                           if not any(u.startswith(r) for r in settled)]
-        unverified += UNVERIFIED.get(e["id"], [])
+        unverified += UNVERIFIED.get(e["id"], []) + models_list4.UNVERIFIED.get(e["id"], [])
         out.append({"id": e["id"], "aliases": e["aliases"], "display_name": e["display_name"],
                     "config": e["config"], "params_official": e["params_official"],
                     "sources": srcs, "unverified": unverified, "notes": e["notes"]})

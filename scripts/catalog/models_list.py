@@ -196,16 +196,16 @@ add("Qwen/Qwen2-57B-A14B", ["Qwen2-57B-A14B-Instruct", "qwen2:57b"], "Qwen2 57B-
 
 # ---- Qwen 3 -------------------------------------------------------------------------------
 Q3 = "Qwen3 model cards (Qwen/Qwen3-* README)"
-add("Qwen/Qwen3-0.6B", ["Qwen3-0.6B-Base", "qwen3:0.6b"], "Qwen3 0.6B", qwen3(1024, 3072, 28, 16, 8, tie=True),
+add("Qwen/Qwen3-0.6B", ["qwen3:0.6b"], "Qwen3 0.6B", qwen3(1024, 3072, 28, 16, 8, tie=True),
     600_000_000, None, Q3, "Explicit head_dim 128. QK-norm, no QKV bias.")
-add("Qwen/Qwen3-1.7B", ["Qwen3-1.7B-Base", "qwen3:1.7b"], "Qwen3 1.7B", qwen3(2048, 6144, 28, 16, 8, tie=True),
+add("Qwen/Qwen3-1.7B", ["qwen3:1.7b"], "Qwen3 1.7B", qwen3(2048, 6144, 28, 16, 8, tie=True),
     1_700_000_000, None, Q3)
-add("Qwen/Qwen3-4B", ["Qwen3-4B-Base", "qwen3:4b", "Qwen3-4B-Instruct-2507"], "Qwen3 4B",
+add("Qwen/Qwen3-4B", ["qwen3:4b"], "Qwen3 4B",
     qwen3(2560, 9728, 36, 32, 8, tie=True), 4_000_000_000, None, Q3,
-    "The 2507 Instruct release has max_position_embeddings 262144; same architecture.")
-add("Qwen/Qwen3-8B", ["Qwen3-8B-Base", "qwen3:8b", "qwen3"], "Qwen3 8B", qwen3(4096, 12288, 36, 32, 8),
+    "The 2507 releases (262144 context, rope_theta 5e6) are their own entry, Qwen/Qwen3-4B-Instruct-2507.")
+add("Qwen/Qwen3-8B", ["qwen3:8b", "qwen3"], "Qwen3 8B", qwen3(4096, 12288, 36, 32, 8),
     8_200_000_000, None, Q3)
-add("Qwen/Qwen3-14B", ["Qwen3-14B-Base", "qwen3:14b"], "Qwen3 14B", qwen3(5120, 17408, 40, 40, 8),
+add("Qwen/Qwen3-14B", ["qwen3:14b"], "Qwen3 14B", qwen3(5120, 17408, 40, 40, 8),
     14_800_000_000, None, Q3)
 add("Qwen/Qwen3-32B", ["qwen3:32b"], "Qwen3 32B", qwen3(5120, 25600, 64, 64, 8), 32_800_000_000, None, Q3,
     "64 heads x 128 = 8192 != hidden 5120: head_dim must be read, not derived.")
@@ -218,10 +218,10 @@ def qwen3_moe(hidden, inter, layers, heads, kv, moe_inter, max_pos=40960):
                  decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=True)
 
 
-add("Qwen/Qwen3-30B-A3B", ["Qwen3-30B-A3B-Base", "qwen3:30b", "qwen3:30b-a3b"], "Qwen3 30B-A3B",
+add("Qwen/Qwen3-30B-A3B", ["qwen3:30b", "qwen3:30b-a3b"], "Qwen3 30B-A3B",
     qwen3_moe(2048, 6144, 48, 32, 4, 768), 30_500_000_000, 3_300_000_000, Q3,
     "All 48 layers MoE (128 experts, top-8, 768 wide); intermediate_size 6144 unused.")
-add("Qwen/Qwen3-30B-A3B-Instruct-2507", ["Qwen3-30B-A3B-Thinking-2507", "Qwen3-Coder-30B-A3B-Instruct"],
+add("Qwen/Qwen3-30B-A3B-Instruct-2507", ["Qwen3-30B-A3B-Thinking-2507"],
     "Qwen3 30B-A3B Instruct 2507", qwen3_moe(2048, 6144, 48, 32, 4, 768, max_pos=262144),
     30_500_000_000, 3_300_000_000, "Qwen3-30B-A3B-Instruct-2507 model card",
     "Same architecture as Qwen3-30B-A3B with a 262144 native context.")

@@ -29,18 +29,18 @@ add("google/gemma-2-27b-it", ["gemma-2-27b", "gemma2:27b"], "Gemma 2 27B IT",
 G3 = "Gemma 3 report / model card (totals include the 0.4B SigLIP vision encoder for 4B/12B/27B)"
 g1 = gemma3_text(1152, 6912, 26, 4, 1, 256, 256, vocab=262144, max_pos=32768, sliding_window=512)
 g1 = {"architectures": ["Gemma3ForCausalLM"], **g1, "tie_word_embeddings": True}
-add("google/gemma-3-1b-it", ["gemma-3-1b-pt", "gemma-3-1b", "gemma3:1b"], "Gemma 3 1B IT", g1,
+add("google/gemma-3-1b-it", ["gemma-3-1b-pt", "gemma-3-1b", "gemma3:1b", "gemma-3-1b-it-qat-q4_0-unquantized", "gemma-3-1b-it-qat-q4_0", "gemma3:1b-it-qat"], "Gemma 3 1B IT", g1,
     1 * B, None, G3, "Text only. 5 sliding (512) : 1 global layer; layer i is global iff (i+1) % 6 == 0.")
 lin8 = {"factor": 8.0, "rope_type": "linear"}
-add("google/gemma-3-4b-it", ["gemma-3-4b-pt", "gemma-3-4b", "gemma3:4b", "gemma3"], "Gemma 3 4B IT",
+add("google/gemma-3-4b-it", ["gemma-3-4b-pt", "gemma-3-4b", "gemma3:4b", "gemma-3-4b-it-qat-q4_0-unquantized", "gemma-3-4b-it-qat-q4_0", "gemma3:4b-it-qat", "gemma3"], "Gemma 3 4B IT",
     gemma3_mm(gemma3_text(2560, 10240, 34, 8, 4, 256, 256, rope_scaling=lin8)),
     4_300_000_000, None, G3,
     "Multimodal; text keys under text_config. The real file omits vocab_size/max_position_embeddings/"
     "head_dim there (Gemma3TextConfig defaults 262208/131072/256, written out here). 5 sliding (1024) : 1 global.")
-add("google/gemma-3-12b-it", ["gemma-3-12b-pt", "gemma-3-12b", "gemma3:12b"], "Gemma 3 12B IT",
+add("google/gemma-3-12b-it", ["gemma-3-12b-pt", "gemma-3-12b", "gemma3:12b", "gemma-3-12b-it-qat-q4_0-unquantized", "gemma-3-12b-it-qat-q4_0", "gemma3:12b-it-qat"], "Gemma 3 12B IT",
     gemma3_mm(gemma3_text(3840, 15360, 48, 16, 8, 256, 256, rope_scaling=lin8)),
     12_200_000_000, None, G3, "Multimodal; 5 sliding (1024) : 1 global.")
-add("google/gemma-3-27b-it", ["gemma-3-27b-pt", "gemma-3-27b", "gemma3:27b"], "Gemma 3 27B IT",
+add("google/gemma-3-27b-it", ["gemma-3-27b-pt", "gemma-3-27b", "gemma3:27b", "gemma-3-27b-it-qat-q4_0-unquantized", "gemma-3-27b-it-qat-q4_0", "gemma3:27b-it-qat"], "Gemma 3 27B IT",
     gemma3_mm(gemma3_text(5376, 21504, 62, 32, 16, 128, 168, rope_scaling=lin8)),
     27_400_000_000, None, G3, "Multimodal; 5 sliding (1024) : 1 global. query_pre_attn_scalar 168.")
 
@@ -84,12 +84,12 @@ add("deepseek-ai/DeepSeek-V3", ["DeepSeek-V3-0324", "DeepSeek-V3-Base", "deepsee
 add("deepseek-ai/DeepSeek-R1", ["DeepSeek-R1-0528", "DeepSeek-R1-Zero", "deepseek-r1:671b"], "DeepSeek-R1 671B",
     deepseek_v3(), 671 * B, 37 * B, "DeepSeek-R1 README (671B total, 37B activated)",
     "Same architecture and FP8 checkpoint format as DeepSeek-V3.")
-add("moonshotai/Kimi-K2-Instruct", ["Kimi-K2-Base", "Kimi-K2", "Kimi-K2-Instruct-0905"], "Kimi K2 Instruct",
+add("moonshotai/Kimi-K2-Instruct", ["Kimi-K2-Base", "Kimi-K2"], "Kimi K2 Instruct",
     deepseek_v3(heads=64, experts=384, first_dense=1, vocab=163840, max_pos=131072,
                 rope_theta=50000.0, rope_factor=32.0, n_group=1, topk_group=1, nextn=0),
     1_000 * B, 32 * B, "Kimi K2 README (1T total, 32B activated)",
     "DeepSeek-V3 architecture with 64 heads, 384 experts and 1 dense layer; FP8 block-128 checkpoint. "
-    "The 0905 release raised max_position_embeddings to 262144.")
+    "The 0905 release (262144 context) is its own entry.")
 
 
 def deepseek_v2(hidden, inter, moe_inter, layers, heads, experts, q_lora, n_group, topk_group, method,

@@ -6,10 +6,12 @@
 
 pub mod cmdline;
 pub mod error;
+pub mod extras;
 pub mod hardware;
 pub mod llamacpp;
 pub mod ollama;
 pub mod plan;
+pub mod python;
 pub mod search;
 pub mod sglang;
 pub mod tp_split;

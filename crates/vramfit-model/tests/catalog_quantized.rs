@@ -173,7 +173,8 @@ fn variants_are_listed_by_base_and_by_checkpoint() {
         .map(|v| v.repo.as_str())
         .collect();
     assert_eq!(r2507, ["Qwen/Qwen3-4B-Instruct-2507-FP8"]);
-    assert_eq!(quantized_variants("Qwen/Qwen3-4B").len(), 3);
+    assert_eq!(quantized_variants("Qwen/Qwen3-4B").len(), 2);
+    assert_eq!(quantized_variants("Qwen/Qwen3-4B-Instruct-2507").len(), 1);
     // a renamed repo is the same checkpoint
     let old = variants_of_checkpoint("meta-llama/Meta-Llama-3.1-8B-Instruct");
     let new = variants_of_checkpoint("meta-llama/Llama-3.1-8B-Instruct");

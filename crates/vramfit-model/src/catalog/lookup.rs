@@ -277,7 +277,7 @@ fn suggest(catalog: &[CatalogGpu], q: &[String]) -> Vec<String> {
 }
 
 /// Levenshtein distance over bytes (names are ASCII).
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     let mut row: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.iter().enumerate() {

@@ -13,12 +13,18 @@
 //! assert_eq!(g.name, "NVIDIA GeForce RTX 4090");
 //! ```
 //!
+//! A release whose `config.json` differs (a longer context, another rope base, other widths) is
+//! its own entry — `Qwen/Qwen3-4B-Instruct-2507` (262144 tokens) is not `Qwen/Qwen3-4B` (40960)
+//! — and an alias only ever names a checkpoint with the same config (`tests/catalog_identity.rs`
+//! checks both). A name that finds nothing gets the closest repo ids from [`suggest`].
+//!
 //! Lookup rules are in [`lookup`]: models by repo id, then name across organisations, then alias;
 //! GPUs by loose token matching. Pre-quantized checkpoints of catalog models (AWQ, GPTQ, FP8
 //! repos) are in [`quantized`], found by their repo id (or their name when unique).
 
 pub mod lookup;
 pub mod quantized;
+pub mod suggest;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -26,6 +32,7 @@ use std::sync::OnceLock;
 
 pub use lookup::{find_gpu, find_model, GpuLookupError};
 pub use quantized::{find_variant, quantized_variants, variants, variants_of_checkpoint, Variant};
+pub use suggest::suggest_models;
 
 const MODELS_JSON: &str = include_str!("../../catalog/models.json");
 const GPUS_JSON: &str = include_str!("../../catalog/gpus.json");

@@ -8,9 +8,11 @@
 
 mod gguf_spec;
 mod hf_cache;
+mod hint;
 
 pub use gguf_spec::{model_type_of, spec_from_gguf};
 pub use hf_cache::{hub_cache_dir, HfCache};
+pub use hint::not_found_hint;
 
 use crate::hf_config::spec_from_config;
 use crate::remote::{HubClient, HubConfig};
@@ -22,8 +24,14 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum ResolveError {
-    #[error("model '{query}' not found; tried {tried}. Give a local GGUF/config.json path, download it with `huggingface-cli download {query} config.json`, or unset HF_HUB_OFFLINE")]
-    NotFound { query: String, tried: String },
+    /// `hint`: "did you mean" over the catalog's repo ids and the remedy for this kind of name
+    /// (see [`not_found_hint`]).
+    #[error("model '{query}' not found; tried {tried}. {hint}")]
+    NotFound {
+        query: String,
+        tried: String,
+        hint: String,
+    },
     #[error("{0}")]
     Read(String),
 }
@@ -153,7 +161,12 @@ fn from_dir(id: &str, dir: &Path, opts: &ResolveOptions) -> Result<Resolved, Res
 pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveError> {
     let mut tried = Vec::new();
     if query.starts_with("http://") || query.starts_with("https://") {
-        return from_url(query, opts);
+        return from_url(query, opts).map_err(|e| match e {
+            ResolveError::Read(m) => {
+                ResolveError::Read(format!("{m}. {}", not_found_hint(query, opts.hub.offline)))
+            }
+            other => other,
+        });
     }
     let p = Path::new(query);
     if p.exists() {
@@ -225,7 +238,7 @@ pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveEr
         return Ok(Resolved {
             spec,
             weights: None,
-            gguf_quant: is_gguf.then(|| quant.clone().unwrap_or_else(|| "Q4_K_M".into())),
+            gguf_quant: is_gguf.then(|| quant.clone().unwrap_or_else(|| default_gguf_quant(&base))),
             gguf_file_type: None,
             source,
         });
@@ -248,6 +261,7 @@ pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveEr
     Err(ResolveError::NotFound {
         query: query.to_string(),
         tried: tried.join(", "),
+        hint: not_found_hint(query, opts.hub.offline),
     })
 }
 
@@ -382,6 +396,16 @@ fn from_url(url: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveError> 
         gguf_file_type: None,
         source,
     })
+}
+
+/// The quant a GGUF repo named without `:QUANT` is taken to hold: llama.cpp's `-hf` default
+/// Q4_K_M, except Google's QAT repos (`gemma-3-27b-it-qat-q4_0-gguf`), which hold one Q4_0 file.
+fn default_gguf_quant(base: &str) -> String {
+    if base.to_ascii_lowercase().contains("qat-q4_0") {
+        "Q4_0".into()
+    } else {
+        "Q4_K_M".into()
+    }
 }
 
 /// The first `.gguf` in a directory whose name contains `quant` (case-insensitive), preferring

@@ -25,14 +25,28 @@ pub struct Args {
     /// Print JSON (DESIGN.md's `check --json` contract).
     #[arg(long)]
     pub json: bool,
+    /// A Python script that builds the engine (vLLM `LLM(...)`, SGLang `Engine(...)`,
+    /// transformers `from_pretrained(...)`), read without running it; `-` reads stdin.
+    #[arg(long, value_name = "FILE")]
+    pub python: Option<String>,
     /// The serving command, after `--` (it may start with VAR=value assignments).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required_unless_present = "python"
+    )]
     pub command: Vec<String>,
 }
 
 pub fn run(args: Args) -> CmdResult {
     let hw = gpu_spec::hardware(args.gpu.as_deref(), args.gpu_free.as_deref())?;
-    let plan = check(&args.command, &hw, args.engine_version.as_deref())?;
+    let plan = match &args.python {
+        Some(file) => {
+            let src = crate::cmd::python::read_source(file)?;
+            crate::cmd::python::check_source(&src, &hw, args.engine_version.as_deref())?
+        }
+        None => check(&args.command, &hw, args.engine_version.as_deref())?,
+    };
     let text = if args.json {
         serde_json::to_string_pretty(&plan).map_err(|e| CliError::input(e.to_string()))? + "\n"
     } else {
@@ -101,7 +115,9 @@ fn check_engine(
         Some(EngineKind::Vllm) => {
             let cfg = vllm::parse(&cmd, version).map_err(|e| CliError::input(e.to_string()))?;
             let r = load(&cfg.model)?;
-            Ok(vllm::plan(&r.spec, r.weights.as_ref(), &cfg, hw))
+            let mut plan = vllm::plan(&r.spec, r.weights.as_ref(), &cfg, hw);
+            super::extras::add(&mut plan, &cmd, &r.spec);
+            Ok(plan)
         }
         Some(EngineKind::LlamaCpp) => {
             let build = match version {
@@ -114,7 +130,9 @@ fn check_engine(
             let model = cfg.model_path.clone().or(cfg.hf_repo.clone()).unwrap_or_default();
             let r = load(&model)?;
             let weights = gguf_weights(&r)?;
-            Ok(llamacpp::plan(&r.spec, &weights, &cfg, hw))
+            let mut plan = llamacpp::plan(&r.spec, &weights, &cfg, hw);
+            super::extras::add(&mut plan, &cmd, &r.spec);
+            Ok(plan)
         }
         Some(EngineKind::Ollama) => {
             let read = |p: &str| std::fs::read_to_string(p).map_err(|e| e.to_string());
@@ -144,6 +162,7 @@ fn check_engine(
             let cfg = sglang::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
             let r = load(&cfg.model)?;
             let mut plan = sglang::plan(&r.spec, r.weights.as_ref(), &cfg, hw);
+            super::extras::add(&mut plan, &cmd, &r.spec);
             if let Some(v) = version {
                 plan.notes.push(format!("--engine-version {v}: SGLang is modelled as of v0.5.x (server_args.py defaults); older releases are not distinguished"));
             }
@@ -154,8 +173,11 @@ fn check_engine(
             let r = load(&cfg.model)?;
             Ok(transformers::plan(&r.spec, &cfg, hw))
         }
+        None if vramfit_engine::python::script_of(&cmd.program, &cmd.args).is_some() => {
+            crate::cmd::python::check_command(&cmd, hw, version)
+        }
         None => Err(CliError::input(format!(
-            "'{}' is not a serving command vramfit knows: paste a vllm, llama-server/llama-cli, ollama, sglang or transformers command after --",
+            "'{}' is not a serving command vramfit knows: paste a vllm, llama-server/llama-cli, ollama, sglang or transformers command after --, or a Python script that builds the engine (`-- python serve.py`, `--python FILE`)",
             cmd.program
         ))),
     }

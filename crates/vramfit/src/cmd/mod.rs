@@ -3,8 +3,10 @@
 pub mod catalog;
 pub mod check;
 pub mod doctor;
+pub mod extras;
 pub mod fit;
 pub mod inspect;
+pub mod python;
 pub mod snapshot;
 pub mod table;
 pub mod watch;

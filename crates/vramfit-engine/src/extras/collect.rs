@@ -1,0 +1,267 @@
+//! Reading a command's extras (rules and sources in the module docs above).
+
+use super::{flag, flag_all, has, lora_slot_bytes, Extra};
+use crate::cmdline::EngineKind;
+use vramfit_model::ModelSpec;
+
+/// A model or file the command names, as the caller resolved it.
+pub struct Loaded {
+    pub spec: Option<ModelSpec>,
+    /// bytes of its tensors as they will be loaded (GGUF header, or predicted)
+    pub weight_bytes: u64,
+}
+
+/// What [`collect`] needs to know about the main plan.
+pub struct Context<'a> {
+    pub engine: EngineKind,
+    pub args: &'a [String],
+    pub spec: &'a ModelSpec,
+    /// devices in the plan (vLLM/SGLang: tensor × pipeline ranks)
+    pub devices: usize,
+    /// bytes per KV element of the main plan (2 for f16, 1 for fp8)
+    pub kv_elem_bytes: f64,
+    /// KV cells of the main plan (llama.cpp: the whole context)
+    pub kv_tokens: u64,
+}
+
+/// The extras `ctx.args` ask for, and notes on what could not be counted. `load` resolves a
+/// model name, path or GGUF the command names.
+pub fn collect(
+    ctx: &Context,
+    load: &dyn Fn(&str) -> Result<Loaded, String>,
+) -> (Vec<Extra>, Vec<String>) {
+    let mut extras = Vec::new();
+    let mut notes = Vec::new();
+    let a = ctx.args;
+    let n = ctx.devices.max(1);
+    let on_each = |b: u64| vec![b; n];
+    match ctx.engine {
+        EngineKind::Vllm => {
+            let tp: u64 = flag(a, &["--tensor-parallel-size", "-tp"])
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1);
+            if has(a, &["--enable-lora"]) {
+                let slots = flag(a, &["--max-loras"])
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(1);
+                let rank = flag(a, &["--max-lora-rank"])
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(16);
+                let elem = lora_elem(flag(a, &["--lora-dtype"]), ctx.spec);
+                let (bytes, moe) = lora_slot_bytes(
+                    ctx.spec,
+                    rank,
+                    slots,
+                    tp,
+                    has(a, &["--fully-sharded-loras"]),
+                    elem,
+                );
+                extras.push(Extra {
+                    what: format!("LoRA slots (--max-loras {slots}, --max-lora-rank {rank})"),
+                    device_bytes: on_each(bytes),
+                    host_bytes: 0,
+                    kv_bytes_per_token: 0,
+                    source: "vllm/lora/layers/base_linear.py create_lora_weights",
+                });
+                if moe {
+                    notes.push("LoRA on MoE experts is not counted".into());
+                }
+            }
+            if let Some(sc) = flag(a, &["--speculative-config", "-sc"]) {
+                let draft = serde_json::from_str::<serde_json::Value>(sc)
+                    .ok()
+                    .and_then(|v| v.get("model").and_then(|m| m.as_str()).map(str::to_string));
+                if let Some(d) = draft {
+                    push_draft(&mut extras, &mut notes, load, &d, ctx, tp, "vllm/v1/spec_decode: the drafter loads with the target's TP and its layers share the KV pool");
+                }
+            }
+        }
+        EngineKind::Sglang => {
+            let tp: u64 = flag(a, &["--tp-size", "--tp", "--tensor-parallel-size"])
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1);
+            if has(a, &["--enable-lora"]) || flag(a, &["--lora-paths"]).is_some() {
+                let slots = flag(a, &["--max-loras-per-batch"])
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(8);
+                let rank = match flag(a, &["--max-lora-rank"]).and_then(|v| v.parse().ok()) {
+                    Some(r) => r,
+                    None => {
+                        notes.push("SGLang takes the LoRA rank from the adapters: rank 16 assumed (give --max-lora-rank)".into());
+                        16
+                    }
+                };
+                let (bytes, moe) =
+                    lora_slot_bytes(ctx.spec, rank, slots, tp, false, ctx.spec.dtype.bytes());
+                extras.push(Extra {
+                    what: format!("LoRA memory pool (--max-loras-per-batch {slots}, rank {rank})"),
+                    device_bytes: on_each(bytes),
+                    host_bytes: 0,
+                    kv_bytes_per_token: 0,
+                    source: "sglang/srt/lora/mem_pool.py get_lora_A_shape/get_lora_B_shape",
+                });
+                if moe {
+                    notes.push("LoRA on MoE experts is not counted".into());
+                }
+            }
+            if let Some(d) = flag(
+                a,
+                &["--speculative-draft-model-path", "--speculative-draft"],
+            ) {
+                push_draft(&mut extras, &mut notes, load, d, ctx, tp, "sglang/srt/speculative: the draft worker loads its model and takes KV for its layers from the same budget");
+            }
+        }
+        EngineKind::LlamaCpp | EngineKind::Ollama => llamacpp(ctx, load, &mut extras, &mut notes),
+        EngineKind::Transformers => {}
+    }
+    (extras, notes)
+}
+
+fn lora_elem(dtype: Option<&str>, spec: &ModelSpec) -> u64 {
+    match dtype.map(|d| d.to_ascii_lowercase()) {
+        Some(d) if d.contains("32") => 4,
+        Some(d) if d.contains("16") => 2,
+        _ => spec.dtype.bytes(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn push_draft(
+    extras: &mut Vec<Extra>,
+    notes: &mut Vec<String>,
+    load: &dyn Fn(&str) -> Result<Loaded, String>,
+    name: &str,
+    ctx: &Context,
+    tp: u64,
+    source: &'static str,
+) {
+    match load(name) {
+        Ok(d) => {
+            let per_token = d
+                .spec
+                .as_ref()
+                .map(|s| s.kv_bytes_per_token(ctx.kv_elem_bytes))
+                .unwrap_or(0);
+            let per_rank = d.weight_bytes.div_ceil(tp.max(1));
+            extras.push(Extra {
+                what: format!("draft model {name}"),
+                device_bytes: vec![per_rank; ctx.devices.max(1)],
+                host_bytes: 0,
+                kv_bytes_per_token: per_token,
+                source,
+            });
+        }
+        Err(e) => notes.push(format!("draft model {name} is not counted: {e}")),
+    }
+}
+
+fn llamacpp(
+    ctx: &Context,
+    load: &dyn Fn(&str) -> Result<Loaded, String>,
+    extras: &mut Vec<Extra>,
+    notes: &mut Vec<String>,
+) {
+    let a = ctx.args;
+    let n = ctx.devices.max(1);
+    let first = |b: u64| {
+        let mut v = vec![0; n];
+        v[0] = b;
+        v
+    };
+    for f in flag_all(a, &["--lora", "--lora-scaled"]) {
+        match load(f) {
+            Ok(l) => extras.push(Extra {
+                what: format!("LoRA adapter {f}"),
+                device_bytes: first(l.weight_bytes),
+                host_bytes: 0,
+                kv_bytes_per_token: 0,
+                source: "common/common.cpp common_init_from_params: llama_adapter_lora_init",
+            }),
+            Err(e) => notes.push(format!("LoRA adapter {f} is not counted: {e}")),
+        }
+    }
+    let offload = !has(a, &["--no-mmproj-offload"]);
+    let mmproj = flag(a, &["--mmproj", "-mm"]);
+    let place = |b: u64| {
+        if offload {
+            (first(b), 0)
+        } else {
+            (vec![0; n], b)
+        }
+    };
+    if let Some(f) = mmproj {
+        match load(f) {
+            Ok(l) => {
+                let (dev, host) = place(l.weight_bytes);
+                extras.push(Extra {
+                    what: format!("vision projector {f}"),
+                    device_bytes: dev,
+                    host_bytes: host,
+                    kv_bytes_per_token: 0,
+                    source: "tools/mtmd/clip.cpp clip_model_loader",
+                });
+            }
+            Err(e) => notes.push(format!("vision projector {f} is not counted: {e}")),
+        }
+    } else if flag(a, &["-hf", "--hf-repo"]).is_some()
+        && !has(a, &["--no-mmproj"])
+        && ctx.spec.vision_params > 0
+    {
+        // -hf downloads the repo's mmproj file; community projectors ship in F16
+        let (dev, host) = place(ctx.spec.vision_params * 2);
+        extras.push(Extra {
+            what: format!("vision projector fetched by -hf ({} M parameters, F16 assumed)", ctx.spec.vision_params / 1_000_000),
+            device_bytes: dev,
+            host_bytes: host,
+            kv_bytes_per_token: 0,
+            source: "common/arg.cpp: -hf fetches the repo's mmproj unless --no-mmproj; tools/mtmd/clip.cpp",
+        });
+    }
+    if mmproj.is_some()
+        || extras
+            .iter()
+            .any(|e| e.what.starts_with("vision projector"))
+    {
+        notes.push("the projector's warmup compute buffer (hundreds of MiB at the largest image) is not counted".into());
+    }
+    if let Some(d) = flag(
+        a,
+        &["-md", "--model-draft", "-hfd", "-hfrd", "--hf-repo-draft"],
+    ) {
+        match load(d) {
+            Ok(l) => {
+                let ngld = flag(a, &["-ngld", "--gpu-layers-draft", "--n-gpu-layers-draft"]);
+                let on_gpu = !matches!(ngld, Some("0"));
+                let np: u64 = flag(a, &["-np", "--parallel"])
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(1)
+                    .max(1);
+                let cells: u64 = flag(a, &["-cd", "--ctx-size-draft"])
+                    .and_then(|v| v.parse().ok())
+                    .filter(|c| *c > 0)
+                    .unwrap_or(ctx.kv_tokens / np);
+                let kv_elem = match flag(a, &["-ctkd", "--cache-type-k-draft"]) {
+                    Some(t) if t.starts_with("q8") => 34.0 / 32.0,
+                    Some(t) if t.starts_with("q4") => 18.0 / 32.0,
+                    _ => 2.0,
+                };
+                let kv = l
+                    .spec
+                    .as_ref()
+                    .map(|s| s.kv_bytes_per_token(kv_elem))
+                    .unwrap_or(0)
+                    * cells;
+                let bytes = l.weight_bytes + kv;
+                extras.push(Extra {
+                    what: format!("draft model {d} ({cells} cells of KV)"),
+                    device_bytes: if on_gpu { first(bytes) } else { vec![0; n] },
+                    host_bytes: if on_gpu { 0 } else { bytes },
+                    kv_bytes_per_token: 0,
+                    source: "tools/server load_model: draft n_ctx = -cd, else n_ctx / n_parallel; -ngld layers on the GPU",
+                });
+                notes.push("the draft context's compute buffer is not counted".into());
+            }
+            Err(e) => notes.push(format!("draft model {d} is not counted: {e}")),
+        }
+    }
+}

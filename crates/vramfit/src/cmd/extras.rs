@@ -1,0 +1,87 @@
+//! The hook from `check` into [`vramfit_engine::extras`]: LoRA slots, draft models and vision
+//! projectors the command loads besides the model, resolved here (GGUF headers for adapter and
+//! projector files, the usual model resolution for drafts) and added to the plan.
+
+use vramfit_engine::cmdline::{Command, EngineKind};
+use vramfit_engine::extras::{self, Budget, Context, Loaded};
+use vramfit_engine::MemoryPlan;
+use vramfit_model::source::FileSource;
+use vramfit_model::ModelSpec;
+
+/// Count the command's extras in `plan` (the model's own plan, already computed).
+pub fn add(plan: &mut MemoryPlan, cmd: &Command, spec: &ModelSpec) {
+    let Some(engine) = cmd.engine else { return };
+    let per_token_f16 = spec.kv_bytes_per_token(1.0).max(1);
+    let ctx = Context {
+        engine,
+        args: &cmd.args,
+        spec,
+        devices: plan.devices.len(),
+        kv_elem_bytes: plan.kv_cache.bytes_per_token as f64 / per_token_f16 as f64,
+        kv_tokens: plan.kv_cache.tokens,
+    };
+    let (found, notes) = extras::collect(&ctx, &load);
+    if !found.is_empty() {
+        // the engine model's own "not modelled" notes for the flags counted here
+        let counted = [
+            "--lora",
+            "--max-lora",
+            "--enable-lora",
+            "--mmproj",
+            "drafter",
+            "-md ",
+            "--speculative-draft",
+        ];
+        plan.notes.retain(|n| {
+            let disclaims = ["not modelled", "no memory effect", "not counted", "ignored"]
+                .iter()
+                .any(|w| n.contains(w));
+            !(disclaims && counted.iter().any(|f| n.contains(f)))
+        });
+    }
+    plan.notes.extend(notes);
+    let (budget, len_key) = match engine {
+        EngineKind::Vllm => (Budget::KvPool, Some("max_model_len")),
+        // SGLang starts with a pool shorter than --context-length and refuses longer requests
+        // (its own plan says so): only a pool with no room left stops it
+        EngineKind::Sglang => (Budget::KvPool, None),
+        _ => (Budget::Additive, None),
+    };
+    let configured = len_key.and_then(|k| {
+        plan.settings
+            .iter()
+            .find(|(key, _)| key == k)
+            .and_then(|(_, v)| v.split_whitespace().next()?.parse().ok())
+    });
+    extras::apply(plan, &found, budget, configured);
+}
+
+/// A file or model the command names: a local GGUF by its header (adapters and projectors
+/// have no model spec), anything else as a model.
+fn load(name: &str) -> Result<Loaded, String> {
+    let path = std::path::Path::new(name);
+    if name.to_ascii_lowercase().ends_with(".gguf") && path.is_file() {
+        let src = FileSource::open(path).map_err(|e| format!("cannot open {name}: {e}"))?;
+        let g = vramfit_model::gguf::read_gguf(&src).map_err(|e| format!("{name}: {e}"))?;
+        let spec = vramfit_model::resolve::spec_from_gguf(name, &g).ok();
+        return Ok(Loaded {
+            spec,
+            weight_bytes: g.weight_set().total_bytes(),
+        });
+    }
+    let r = super::check::load(name).map_err(|e| e.message)?;
+    let weight_bytes = match &r.weights {
+        Some(w) => w.total_bytes(),
+        None if r.gguf_quant.is_some() => super::check::gguf_weights(&r)
+            .map_err(|e| e.message)?
+            .total_bytes(),
+        None => {
+            let (total, _) = vramfit_model::layout::param_counts(&r.spec);
+            total.saturating_mul(r.spec.dtype.bytes())
+        }
+    };
+    Ok(Loaded {
+        spec: Some(r.spec),
+        weight_bytes,
+    })
+}

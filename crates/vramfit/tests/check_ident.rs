@@ -1,0 +1,98 @@
+//! `vramfit check` decides on the checkpoint the user named: a release with its own config.json
+//! is planned with that config (not an older release's), and an unknown name is one line with
+//! "did you mean" and a remedy. Through the real binary, offline.
+
+use serde_json::Value;
+use std::process::Command;
+
+fn check(args: &[&str]) -> (i32, Value, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_vramfit"))
+        .arg("check")
+        .args(args)
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HOME", tmp.path().join("hf"))
+        .env("HF_HUB_CACHE", tmp.path().join("hf/hub"))
+        .env("NO_COLOR", "1")
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    (
+        out.status.code().unwrap_or(-1),
+        serde_json::from_str(&stdout).unwrap_or(Value::Null),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+/// Issue 11: Qwen3-4B-Instruct-2507's default context is 262144; its KV cache alone is
+/// 36 layers x 8 KV heads x 128 x 2 x 2 bytes = 144 KiB a token, 36 GiB at 262144: vLLM stops
+/// at start on a 24 GiB card. The original Qwen3-4B (40960) fits.
+#[test]
+fn qwen3_4b_2507_at_its_default_context_does_not_fit_a_4090() {
+    let (rc, j, err) = check(&[
+        "--json",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-4B-Instruct-2507",
+    ]);
+    assert_eq!(rc, 1, "{err} {j}");
+    assert_eq!(j["model"]["id"], "Qwen/Qwen3-4B-Instruct-2507");
+    assert_ne!(j["verdict"], "fits", "{j}");
+    let (rc, j, err) = check(&[
+        "--json",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-4B",
+    ]);
+    assert_eq!(rc, 0, "{err} {j}");
+    // with the context cut to what the card holds, the release fits too
+    let (rc, _, err) = check(&[
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-4B-Instruct-2507",
+        "--max-model-len",
+        "32768",
+    ]);
+    assert_eq!(rc, 0, "{err}");
+}
+
+#[test]
+fn an_unknown_model_is_one_line_with_did_you_mean() {
+    let (rc, _, err) = check(&[
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-4B-Instruct-2508",
+    ]);
+    assert_eq!(rc, 2);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("Did you mean Qwen/Qwen3-4B-Instruct-2507"),
+        "{err}"
+    );
+    let (rc, _, err) = check(&[
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "llama-server",
+        "-m",
+        "./models/missing.gguf",
+    ]);
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("No file or folder at './models/missing.gguf'"),
+        "{err}"
+    );
+}
