@@ -106,6 +106,7 @@ pub fn clap_one_line(rendered: &str) -> String {
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .take_while(|l| !l.starts_with("Usage:"))
+        .filter(|l| !l.starts_with("For more information"))
         .collect();
     let text = parts.join("; ");
     let text = text.strip_prefix("error: ").unwrap_or(&text);

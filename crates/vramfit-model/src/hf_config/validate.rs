@@ -111,7 +111,7 @@ pub fn raw_values(id: &str, cfg: &Cfg) -> Result<(), ConfigError> {
             _ => !CORE_KEYS.contains(key),
         };
         if !ok {
-            return Err(invalid(id, key, v, "a count or size is a whole number ≥ 0"));
+            return Err(invalid(id, key, v, "a count or size is a whole number from 0 to 10^18"));
         }
     }
     for key in ["torch_dtype", "dtype"] {
