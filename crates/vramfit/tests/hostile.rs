@@ -288,6 +288,9 @@ fn engine_flag_values_are_the_engines_own() {
         ];
         assert_refused(&check("RTX 4090", &[], &sgl), value);
     }
+    // found by fuzz/cmdline: a batch of 2^64-1 wrapped the KV bytes to nonsense
+    let tf = ["transformers", "Qwen/Qwen3-8B", "--batch-size", "18446744073709551615"];
+    assert_refused(&check("RTX 4090", &[], &tf), "18446744073709551615");
     let llama = ["llama-server", "-hf", "Qwen/Qwen3-8B-GGUF:Q4_K_M", "-ctk", "q3_0"];
     assert_refused(&check("RTX 4090", &[], &llama), "q3_0");
     for ok in [
