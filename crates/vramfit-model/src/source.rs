@@ -25,6 +25,10 @@ impl FileSource {
     /// Open a regular file. A device, pipe or socket (`/dev/zero`, `<(cat x)`) is refused: its
     /// length cannot bound what a reader takes from it.
     pub fn open(path: &std::path::Path) -> io::Result<FileSource> {
+        // stat before open: opening a FIFO blocks until a writer comes
+        if !std::fs::metadata(path)?.is_file() {
+            return Err(not_regular());
+        }
         let file = std::fs::File::open(path)?;
         let meta = file.metadata()?;
         if !meta.is_file() {
@@ -96,6 +100,9 @@ pub fn not_regular() -> io::Error {
 /// regular file, without reading more than `cap + 1` bytes whatever the file does meanwhile.
 pub fn read_small_file(path: &std::path::Path, cap: u64) -> io::Result<Vec<u8>> {
     use std::io::Read;
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(not_regular());
+    }
     let file = std::fs::File::open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {

@@ -180,6 +180,14 @@ fn endless_devices_are_refused_or_stopped() {
     assert_refused(&run_with(&["doctor"], dev_zero(), Stdio::piped()), "not a log");
     let o = run_with(&["inspect", "/dev/stdin"], dev_zero(), Stdio::piped());
     assert_refused(&o, "not a regular file");
+    // a named pipe with no writer: opening it would block forever
+    let fifo = tmp("fifo").join("model.gguf");
+    if Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+        let f = fifo.to_str().unwrap();
+        refused(&["inspect", f], "not a regular file");
+        assert_refused(&check("24GiB", &[], &["llama-server", "-m", f]), "not a regular file");
+        refused(&["snapshot", f], "not a regular file");
+    }
 }
 
 #[test]
