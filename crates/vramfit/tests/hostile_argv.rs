@@ -3,7 +3,7 @@
 //! within its deadline with exit 0, 1 or 2; never a panic; exit 2 is exactly one line on stderr;
 //! exit 0 or 1 wrote something.
 //!
-//! `PROPTEST_CASES=N` runs more cases (the fuzz pass in docs/hostile-input.md ran 10 CPU-minutes).
+//! `PROPTEST_CASES=N` runs more cases; `VRAMFIT_BIN=PATH` runs a copy of the binary (for long runs).
 
 use proptest::prelude::*;
 use std::io::Read;
@@ -110,7 +110,9 @@ fn run(args: &[String]) -> Run {
     let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hostile-argv");
     std::fs::create_dir_all(home.join("hub")).unwrap();
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_vramfit"))
+    // VRAMFIT_BIN: a copy of the binary for long runs, which a rebuild must not replace
+    let bin = std::env::var("VRAMFIT_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_vramfit").into());
+    let mut child = Command::new(bin)
         .args(args)
         .current_dir(&home)
         .env("HF_HUB_OFFLINE", "1")
