@@ -27,5 +27,5 @@ pub mod snapshot;
 pub use classify::{diagnose, diagnose_with, Cause, Diagnosis};
 pub use events::{read_events, LogEvent};
 pub use fixes::{Fix, FixEngine, LogOnly};
-pub use input::{read_log, InputError, LogText, MAX_LOG_BYTES};
+pub use input::{read_log, read_log_file, InputError, LogText, MAX_LOG_BYTES, MAX_STREAM_BYTES};
 pub use settings::{read_settings, EchoedSettings, Engine};

@@ -22,9 +22,19 @@ pub struct FileSource {
 }
 
 impl FileSource {
+    /// Open a regular file. A device, pipe or socket (`/dev/zero`, `<(cat x)`) is refused: its
+    /// length cannot bound what a reader takes from it.
     pub fn open(path: &std::path::Path) -> io::Result<FileSource> {
+        // stat before open: opening a FIFO blocks until a writer comes
+        if !std::fs::metadata(path)?.is_file() {
+            return Err(not_regular());
+        }
         let file = std::fs::File::open(path)?;
-        let len = file.metadata()?.len();
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(not_regular());
+        }
+        let len = meta.len();
         Ok(FileSource {
             file,
             len,
@@ -76,6 +86,43 @@ impl ByteSource for MemSource {
     fn name(&self) -> String {
         self.label.clone()
     }
+}
+
+/// The error for a path that is not a regular file.
+pub fn not_regular() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "not a regular file (a device, pipe or socket has no length to bound the read)",
+    )
+}
+
+/// Read a small regular file whole, refusing one longer than `cap` bytes or one that is not a
+/// regular file, without reading more than `cap + 1` bytes whatever the file does meanwhile.
+pub fn read_small_file(path: &std::path::Path, cap: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(not_regular());
+    }
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    let too_big = |n: u64| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{n} bytes or more is too large (the limit is {cap} bytes)"),
+        )
+    };
+    if meta.len() > cap {
+        return Err(too_big(meta.len()));
+    }
+    let mut out = Vec::with_capacity(meta.len() as usize);
+    file.take(cap + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > cap {
+        return Err(too_big(out.len() as u64));
+    }
+    Ok(out)
 }
 
 fn eof() -> io::Error {

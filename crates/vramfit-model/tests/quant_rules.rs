@@ -119,7 +119,9 @@ fn mxfp4_moe_puts_experts_in_mxfp4_and_the_rest_in_q8_0() {
                "num_hidden_layers": 24, "num_attention_heads": 64, "num_key_value_heads": 8,
                "head_dim": 64, "vocab_size": 201088, "tie_word_embeddings": false,
                "num_local_experts": 32, "num_experts_per_tok": 4, "sliding_window": 128,
-               "layer_types": ["sliding_attention", "full_attention"]}),
+               "layer_types": (0..24)
+                   .map(|i| if i % 2 == 0 { "sliding_attention" } else { "full_attention" })
+                   .collect::<Vec<_>>()}),
     );
     let set = quantize(&s, "MXFP4_MOE", false);
     assert_eq!(ty(&set, "blk.0.ffn_up_exps.weight"), "mxfp4");

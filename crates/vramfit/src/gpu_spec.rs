@@ -6,9 +6,53 @@ use vramfit_engine::{Gpu, Hardware};
 use vramfit_model::catalog::find_gpu;
 use vramfit_model::units::{fmt_bytes, parse_size};
 
+/// The largest memory one GPU is believed to have: a size above it is a typo (`24TiB`), not a
+/// card (the largest in the catalog holds 288 GB; this leaves room for a few generations).
+const MAX_GPU_BYTES: u64 = 2 << 40;
+
+/// Full-width forms (`ＲＴＸ ４０９０`, U+FF01..U+FF5E) and the ideographic space read as their
+/// ASCII letters, as Unicode NFKC normalizes them; any other non-ASCII character is refused,
+/// because GPU names are ASCII and a guess from a foreign script would be a silent pick.
+fn fold_ascii(flag: &str, text: &str) -> Result<String, CliError> {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let c = match c {
+            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFEE0).unwrap_or(c),
+            '\u{3000}' | '\u{00A0}' => ' ',
+            c => c,
+        };
+        if !c.is_ascii() {
+            return Err(CliError::input(format!(
+                "{flag} '{text}': the character '{c}' is not part of any GPU name; write the name in ASCII (e.g. \"RTX 4090\") or give the memory size (24GiB)"
+            )));
+        }
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// A memory size given on the command line: positive, with a unit, and plausible for one GPU.
+fn gpu_size(flag: &str, text: &str) -> Result<u64, CliError> {
+    let t = text.trim();
+    if t.starts_with(['-', '+']) {
+        return Err(CliError::input(format!(
+            "{flag} '{t}': a memory size is a positive amount such as 24GiB"
+        )));
+    }
+    let bytes = parse_size(t).map_err(|e| CliError::input(format!("{flag}: {e}")))?;
+    if bytes > MAX_GPU_BYTES {
+        return Err(CliError::input(format!(
+            "{flag} '{t}' is {}: more than any one GPU holds; give the memory of one card, e.g. 80GiB",
+            fmt_bytes(bytes)
+        )));
+    }
+    Ok(bytes)
+}
+
 /// One `--gpu` entry expanded to its cards.
 fn parse_one(entry: &str) -> Result<Vec<Gpu>, CliError> {
-    let e = entry.trim();
+    let folded = fold_ascii("--gpu", entry)?;
+    let e = folded.trim();
     if e.is_empty() {
         return Err(CliError::input(
             "--gpu has an empty entry: write e.g. --gpu \"2x RTX 3090\" or --gpu 24GiB",
@@ -34,11 +78,19 @@ fn parse_one(entry: &str) -> Result<Vec<Gpu>, CliError> {
             "--gpu '{e}': a count of {count} GPUs is not supported (1 to 64)"
         )));
     }
-    let gpu = if rest.starts_with(|c: char| c.is_ascii_digit())
-        && parse_size(rest).is_ok()
-        && rest.chars().any(|c| c.is_ascii_alphabetic())
+    let signed = rest.starts_with(['-', '+']) && rest[1..].starts_with(|c: char| c.is_ascii_digit());
+    let bare_number = rest.parse::<f64>().is_ok_and(|n| n < 1000.0);
+    if rest.is_empty() || bare_number {
+        return Err(CliError::input(format!(
+            "--gpu '{e}': give a GPU name (\"RTX 4090\") or a memory size with its unit (24GiB)"
+        )));
+    }
+    let gpu = if signed
+        || (rest.starts_with(|c: char| c.is_ascii_digit())
+            && parse_size(rest).is_ok()
+            && rest.chars().any(|c| c.is_ascii_alphabetic()))
     {
-        let bytes = parse_size(rest).map_err(|e| CliError::input(e.to_string()))?;
+        let bytes = gpu_size("--gpu", rest)?;
         if bytes < (256 << 20) {
             return Err(CliError::input(format!(
                 "--gpu '{rest}' is {}: too small for a GPU; write e.g. 24GiB",
@@ -87,11 +139,15 @@ pub fn hardware(spec: Option<&str>, free: Option<&str>) -> Result<Hardware, CliE
         }
         for (i, g) in gpus.iter_mut().enumerate() {
             let v = vals[if vals.len() == 1 { 0 } else { i }];
-            let b = parse_size(v).map_err(|e| CliError::input(format!("--gpu-free: {e}")))?;
-            g.free_bytes = b.min(g.total_bytes.max(b));
+            let b = gpu_size("--gpu-free", v)?;
             if b > g.total_bytes {
-                g.total_bytes = b;
+                return Err(CliError::input(format!(
+                    "--gpu-free '{v}' is more than the {} of GPU {i} ({}): give the free memory nvidia-smi shows, or --gpu SIZE for a card with more",
+                    fmt_bytes(g.total_bytes),
+                    g.name
+                )));
             }
+            g.free_bytes = b;
         }
     }
     Ok(Hardware {

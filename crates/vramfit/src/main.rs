@@ -7,6 +7,7 @@
 mod cmd;
 mod error;
 mod gpu_spec;
+mod output;
 mod render;
 
 use clap::{Parser, Subcommand};
@@ -46,12 +47,22 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    output::install_panic_hook();
+    let run = std::panic::catch_unwind(run);
+    output::finish(run)
+}
+
+fn run() -> u8 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
-            return ExitCode::from(code);
+            if !e.use_stderr() {
+                // --help, --version: clap's own text on stdout
+                let _ = e.print();
+                return 0;
+            }
+            output::error_line(&output::clap_one_line(&e.render().to_string()));
+            return 2;
         }
     };
     let result = match cli.command {
@@ -65,10 +76,10 @@ fn main() -> ExitCode {
         Command::Watch(a) => cmd::watch::run(a),
     };
     match result {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code,
         Err(e) => {
-            eprintln!("vramfit: {e}");
-            ExitCode::from(e.code)
+            output::error_line(&e.message);
+            e.code
         }
     }
 }

@@ -13,7 +13,9 @@ fn gib(b: u64) -> String {
 pub fn emit(text: &str) {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|_| out.flush());
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        crate::output::record_write_error(&e);
+    }
 }
 
 /// A 24-cell bar of used over total; `!` past the end when over.

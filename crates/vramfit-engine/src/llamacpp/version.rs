@@ -52,6 +52,11 @@ impl Build {
             .or_else(|| s.strip_prefix('B'))
             .unwrap_or(s);
         let digits: String = s.chars().take_while(|c| c.is_ascii_digit()).collect();
+        // after the number only the commit may follow (`5274 (d541533a)`, `b5274-d541533`)
+        let tail = &s[digits.len()..];
+        if !(tail.is_empty() || tail.starts_with([' ', '-', '('])) {
+            return None;
+        }
         digits.parse().ok().filter(|n| *n > 0).map(Build)
     }
 
@@ -69,6 +74,7 @@ mod tests {
         assert_eq!(Build::parse("b5274"), Some(Build(5274)));
         assert_eq!(Build::parse("5274 (d541533a)"), Some(Build(5274)));
         assert_eq!(Build::parse("latest"), None);
+        assert_eq!(Build::parse("b32kk"), None);
         assert!(Build(6168).has(change::ISWA_CACHE));
         assert!(!Build(5274).has(change::ISWA_CACHE));
     }

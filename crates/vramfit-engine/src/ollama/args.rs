@@ -233,8 +233,8 @@ pub fn parse(
         Some(r) => {
             let t = r.trim().trim_start_matches('v');
             let t = t.split(['-', '+']).next().unwrap_or(t);
-            let p: Vec<u64> = t.split('.').filter_map(|x| x.parse().ok()).collect();
-            if p.len() < 2 {
+            let p: Vec<u64> = t.split('.').map_while(|x| x.parse().ok()).collect();
+            if p.len() < 2 || p.len() != t.split('.').count() {
                 return Err(EngineError::BadVersion(r.to_string()));
             }
             Some((p[0], p[1], p.get(2).copied().unwrap_or(0)))

@@ -27,12 +27,22 @@ impl Version {
         let bad = || EngineError::BadVersion(text.to_string());
         let t = text.trim().trim_start_matches(['v', 'V']);
         let mut nums = [0u32; 3];
-        let mut parts = t.splitn(3, '.');
+        let mut parts = t.splitn(3, '.').peekable();
         for (i, slot) in nums.iter_mut().enumerate() {
             match parts.next() {
                 Some(p) => {
                     let digits: String = p.chars().take_while(|c| c.is_ascii_digit()).collect();
                     if digits.is_empty() {
+                        return Err(bad());
+                    }
+                    // after the numbers only a PEP 440 tail may follow (`rc1`, `.dev17`,
+                    // `+gd2d649e67`, `.post1`, a fourth number): `32kk` is not a release
+                    let tail = &p[digits.len()..];
+                    let last = parts.peek().is_none();
+                    let pep440 = ["rc", "a", "b", "dev", "post", "+", "-", "."]
+                        .iter()
+                        .any(|s| tail.starts_with(s));
+                    if !tail.is_empty() && !(last && pep440) {
                         return Err(bad());
                     }
                     *slot = digits.parse().map_err(|_| bad())?;
@@ -108,6 +118,11 @@ mod tests {
             Version::parse("0.11.0rc2.dev98+g393de22d2").unwrap(),
             Version::new(0, 11, 0)
         );
+        assert_eq!(Version::parse("0.10.1.1").unwrap(), Version::new(0, 10, 1));
+        assert_eq!(Version::parse("0.11.0+cu128").unwrap(), Version::new(0, 11, 0));
+        assert!(Version::parse("32kk").is_err());
+        assert!(Version::parse("0.x.1").is_err());
+        assert!(Version::parse("0.15kk.2").is_err());
         assert!(Version::parse("latest").is_err());
         assert!(Version::parse("").is_err());
     }

@@ -16,7 +16,8 @@
 //! `graphics`, `gpu`, `generation`, `edition`) are dropped and `g`/`gib` after a number read as `gb`.
 //! 1. an id, name or alias whose tokens equal the query's wins;
 //! 2. else every entry whose tokens (plus its marketing size, `24 gb`) contain all the query's
-//!    tokens is a candidate, and the one with the fewest extra name tokens wins (`3090` → RTX
+//!    tokens and its model number (`4090`; `L4`'s `4` beside its letter: never a lone letter, a
+//!    lone digit or the size alone, so `x` is not the MI250X) is a candidate, and the one with the fewest extra name tokens wins (`3090` → RTX
 //!    3090, not 3090 Ti; `3090 Ti` never matches the RTX 3090). Ties go to the entry listed first
 //!    in the catalog (the RTX 4060 Ti 16 GB before the 8 GB card, which the driver names alike).
 //!
@@ -174,7 +175,8 @@ pub fn find_gpu_in<'a>(
             .filter_map(|n| {
                 let t = gpu_tokens(n);
                 let covered = q.iter().all(|w| t.contains(w) || size.contains(w));
-                covered.then(|| t.iter().filter(|w| !q.contains(w)).count())
+                (covered && names_model(&q, &t))
+                    .then(|| t.iter().filter(|w| !q.contains(w)).count())
             })
             .min();
         if let Some(extra) = extra {
@@ -187,6 +189,19 @@ pub fn find_gpu_in<'a>(
         query: query.to_string(),
         suggestions: suggest(catalog, &q),
     })
+}
+
+/// Whether the query names the card's model number, not only a letter or its memory size: a
+/// number of two or more digits in the name (`4090`, `100` of A100), or a one-digit one beside a
+/// letter of the name (`L4`). `x` (of MI250X), `1` (of M1) or `24 gb` alone name no card.
+fn names_model(q: &[String], name: &[String]) -> bool {
+    let digits = |w: &String| w.chars().all(|c| c.is_ascii_digit());
+    let shared = |w: &&String| name.contains(w);
+    let letter = q.iter().filter(shared).any(|w| !digits(w));
+    q.iter()
+        .filter(shared)
+        .filter(|w| digits(w))
+        .any(|w| w.len() >= 2 || letter)
 }
 
 /// Words that vendors print but people leave out.

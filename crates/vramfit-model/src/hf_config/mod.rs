@@ -10,6 +10,7 @@ mod ffn;
 mod fields;
 mod pattern;
 pub(crate) mod quant;
+pub mod validate;
 
 use crate::spec::{ArchFlags, Dtype, LayerSpec, ModelSpec, Provenance};
 use fields::{class_defaults, Cfg};
@@ -31,6 +32,13 @@ pub enum ConfigError {
         id: String,
         key: &'static str,
         value: u64,
+    },
+    #[error("config.json of {id} has {key} = {value}: {hint}; check the file")]
+    Invalid {
+        id: String,
+        key: String,
+        value: String,
+        hint: String,
     },
 }
 
@@ -79,6 +87,7 @@ pub fn spec_from_config(id: &str, config: &Value) -> Result<ModelSpec, ConfigErr
         return Err(ConfigError::NotObject { id: id.to_string() });
     }
     let cfg = Cfg::new(config);
+    validate::raw_values(id, &cfg)?;
     let model_type = cfg
         .text
         .get("model_type")
@@ -141,6 +150,7 @@ pub fn spec_from_config(id: &str, config: &Value) -> Result<ModelSpec, ConfigErr
         ],
         defaults.max_position_embeddings,
     );
+    validate::shape(id, &cfg, n_embd, n_layer, n_head, n_head_kv, n_ctx_train)?;
     let tie = cfg.bool("tie_word_embeddings").unwrap_or_else(|| {
         cfg.defaulted.borrow_mut().push(format!(
             "tie_word_embeddings={}",

@@ -33,7 +33,8 @@ pub fn spec_from_gguf(id: &str, g: &GgufFile) -> Result<ModelSpec, String> {
     let mt = model_type_of(&a.architecture).to_string();
     let nextn = a.nextn_predict_layers.unwrap_or(0);
     let blocks = a.block_count.ok_or("the GGUF has no block_count")?;
-    let n_layer = blocks.saturating_sub(nextn).max(1);
+    check_shape(&a, blocks, nextn)?;
+    let n_layer = blocks - nextn;
     let first = |v: &Option<Vec<u64>>| v.as_ref().and_then(|v| v.iter().copied().find(|x| *x > 0));
     let mut c = Map::new();
     let mut put = |k: &str, v: Option<Value>| {
@@ -97,7 +98,10 @@ pub fn spec_from_gguf(id: &str, g: &GgufFile) -> Result<ModelSpec, String> {
             put("v_head_dim", a.value_length.map(Value::from));
         }
     }
-    if let Some(crate::gguf::arch::SlidingWindowPattern::Layers(flags)) = &a.sliding_window_pattern
+    if let Some(crate::gguf::arch::SlidingWindowPattern::Layers(flags)) = a
+        .sliding_window_pattern
+        .as_ref()
+        .filter(|p| !matches!(p, crate::gguf::arch::SlidingWindowPattern::Layers(f) if (f.len() as u64) < n_layer))
     {
         let types: Vec<&str> = flags
             .iter()
@@ -149,6 +153,60 @@ pub fn spec_from_gguf(id: &str, g: &GgufFile) -> Result<ModelSpec, String> {
     }
     spec.provenance.source = format!("GGUF metadata ({} arch)", a.architecture);
     Ok(spec)
+}
+
+/// The GGUF's shape holds together, checked on its own keys so that the error names them: at
+/// least one layer besides the NextN ones, a positive width, heads where the model attends, KV
+/// heads no more than the heads, a plausible training context.
+fn check_shape(a: &GgufArch, blocks: u64, nextn: u64) -> Result<(), String> {
+    let arch = &a.architecture;
+    let bad = |key: &str, value: String, hint: &str| {
+        format!("GGUF key {arch}.{key} = {value}: {hint}; the file is corrupt or not a model")
+    };
+    if blocks == 0 || blocks <= nextn {
+        return Err(bad(
+            "block_count",
+            blocks.to_string(),
+            &format!("a model has at least one layer besides its {nextn} NextN layer(s)"),
+        ));
+    }
+    if a.embedding_length == Some(0) {
+        return Err(bad("embedding_length", "0".into(), "the hidden size is positive"));
+    }
+    let recurrent = a.ssm_state_size.is_some() || arch.contains("rwkv") || arch.contains("mamba");
+    let heads = a.head_count.clone().unwrap_or_default();
+    if !recurrent && !heads.is_empty() && heads.iter().all(|h| *h == 0) {
+        return Err(bad("attention.head_count", "0".into(), "an attention model has heads"));
+    }
+    if let Some(kv) = &a.head_count_kv {
+        if !recurrent && kv.len() == 1 && kv[0] == 0 {
+            return Err(bad(
+                "attention.head_count_kv",
+                "0".into(),
+                "an attention model has at least one KV head",
+            ));
+        }
+        for (il, k) in kv.iter().enumerate() {
+            let h = heads.get(il).or(heads.first()).copied().unwrap_or(u64::MAX);
+            if *k > h {
+                return Err(bad(
+                    "attention.head_count_kv",
+                    k.to_string(),
+                    &format!("more KV heads than attention.head_count = {h}"),
+                ));
+            }
+        }
+    }
+    if let Some(c) = a.context_length {
+        if c == 0 || c > crate::hf_config::validate::MAX_CONTEXT {
+            return Err(bad(
+                "context_length",
+                c.to_string(),
+                "a training context is from 1 to 2^30 tokens",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Mamba2-style state from the GGUF ssm keys (llama-hparams.cpp n_embd_r / n_embd_s).

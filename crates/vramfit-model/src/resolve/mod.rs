@@ -117,15 +117,13 @@ fn from_gguf(
 }
 
 fn read_config_file(id: &str, p: &Path) -> Result<ModelSpec, ResolveError> {
-    let text = std::fs::read(p)
-        .map_err(|e| ResolveError::Read(format!("cannot read {}: {e}", p.display())))?;
-    if text.len() > 16 << 20 {
-        return Err(ResolveError::Read(format!(
-            "{} is {} bytes: not a config.json",
-            p.display(),
-            text.len()
-        )));
-    }
+    // a config.json is a few KiB; 16 MiB leaves room for any, and stops a device or a huge file
+    let text = crate::source::read_small_file(p, 16 << 20).map_err(|e| {
+        ResolveError::Read(format!(
+            "cannot read {}: {e}; give a GGUF file, a config.json or a model folder",
+            p.display()
+        ))
+    })?;
     let v: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
         ResolveError::Read(format!(
             "{} is not valid JSON ({e}): give the model's config.json",
@@ -140,10 +138,7 @@ fn read_config_file(id: &str, p: &Path) -> Result<ModelSpec, ResolveError> {
 fn from_dir(id: &str, dir: &Path, opts: &ResolveOptions) -> Result<Resolved, ResolveError> {
     let spec = read_config_file(id, &dir.join("config.json"))?;
     let weights = if opts.read_headers {
-        crate::safetensors::read_checkpoint_dir(dir)
-            .ok()
-            .map(|c| c.weights)
-            .filter(|w| !w.tensors.is_empty())
+        local_checkpoint(dir)?
     } else {
         None
     };
@@ -155,6 +150,23 @@ fn from_dir(id: &str, dir: &Path, opts: &ResolveOptions) -> Result<Resolved, Res
         gguf_file_type: None,
         source,
     })
+}
+
+/// The exact tensors of the safetensors checkpoint beside a config.json. No checkpoint there, or
+/// shards the index names but that are not downloaded, leave the weights to be predicted; a
+/// checkpoint file that is present but unreadable or corrupt is an error naming the file, never
+/// a silent fallback to a prediction.
+fn local_checkpoint(dir: &Path) -> Result<Option<WeightSet>, ResolveError> {
+    use crate::safetensors::StError;
+    match crate::safetensors::read_checkpoint_dir(dir) {
+        Ok(c) => Ok(Some(c.weights).filter(|w| !w.tensors.is_empty())),
+        Err(StError::NoCheckpoint { .. }) => Ok(None),
+        Err(StError::Io { file, .. }) if !Path::new(&file).exists() => Ok(None),
+        Err(e) => Err(ResolveError::Read(format!(
+            "{e} (the checkpoint beside {}; fix or re-download it, or pass the config.json alone to predict the weights)",
+            dir.join("config.json").display()
+        ))),
+    }
 }
 
 /// Resolve a model name, path or repo id.

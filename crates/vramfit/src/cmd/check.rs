@@ -159,6 +159,12 @@ fn check_engine(
             ollama::plan(&r.spec, &weights, &cfg, hw).map_err(|e| CliError::input(e.to_string()))
         }
         Some(EngineKind::Sglang) => {
+            if let Some(v) = version {
+                // SGLang releases are numbered as vLLM's are (PEP 440)
+                vllm::version::Version::parse(v).map_err(|_| {
+                    CliError::input(format!("--engine-version '{v}' is not an SGLang release: write e.g. 0.5.4"))
+                })?;
+            }
             let cfg = sglang::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
             let r = load(&cfg.model)?;
             let mut plan = sglang::plan(&r.spec, r.weights.as_ref(), &cfg, hw);

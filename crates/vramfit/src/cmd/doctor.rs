@@ -5,11 +5,11 @@
 //! the head was skipped. Exit 0 whenever a diagnosis was made (not_oom and unknown included),
 //! 2 when the input cannot be read or holds no text.
 
-use std::fs::File;
 use std::io::{self, IsTerminal, Write};
 
 use vramfit_doctor::{
-    diagnose_with, read_log, render, EchoedSettings, FixEngine, InputError, MAX_LOG_BYTES,
+    diagnose_with, read_log, read_log_file, render, EchoedSettings, FixEngine, InputError,
+    MAX_LOG_BYTES, MAX_STREAM_BYTES,
 };
 use vramfit_engine::vllm::kv::{KvLayout, LayoutInputs};
 use vramfit_model::resolve::{resolve, ResolveOptions};
@@ -47,14 +47,17 @@ pub fn run(args: Args) -> CmdResult {
                     "'{path}' is a directory: pass the log file inside it, or `-` for stdin"
                 )));
             }
-            let f = File::open(path).map_err(|e| {
-                CliError::input(format!("cannot open log '{path}': {e}; check the path and permissions"))
-            })?;
-            read_log(f, path)
+            read_log_file(std::path::Path::new(path))
         }
     }
     .map_err(|e: InputError| CliError::input(e.to_string()))?;
-    if log.dropped > 0 {
+    if log.stopped {
+        eprintln!(
+            "vramfit: stopped reading after {} MiB of input that did not end; diagnosing its last {} MiB",
+            MAX_STREAM_BYTES >> 20,
+            MAX_LOG_BYTES >> 20
+        );
+    } else if log.dropped > 0 {
         eprintln!(
             "vramfit: read the last {} MiB of the log ({} bytes before it skipped)",
             MAX_LOG_BYTES >> 20,

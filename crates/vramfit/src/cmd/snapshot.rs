@@ -38,6 +38,12 @@ pub fn run(args: Args) -> CmdResult {
             "cannot read '{name}': {e}; give the path of a snapshot pickle"
         ))
     })?;
+    if !meta.is_file() {
+        // a device or pipe (`/dev/zero`) has no length to bound the read
+        return Err(CliError::input(format!(
+            "'{name}' is not a regular file (a device, pipe or socket): give the path of a snapshot pickle"
+        )));
+    }
     if meta.len() > MAX_FILE_BYTES {
         return Err(CliError::input(format!(
             "'{name}' is {}, more than the {} a snapshot file is allowed; is it a snapshot?",

@@ -187,8 +187,10 @@ pub fn run(a: Args) -> CmdResult {
         if a.json {
             let mut out = stdout.lock();
             let line = serde_json::to_string(&report).expect("a report always serializes");
-            if writeln!(out, "{line}").and_then(|_| out.flush()).is_err() {
-                return Ok(0); // the reader went away (e.g. `| head`)
+            if let Err(e) = writeln!(out, "{line}").and_then(|_| out.flush()) {
+                // the reader went away (`| head`) ends quietly; a full disk is an error
+                crate::output::record_write_error(&e);
+                return Ok(0);
             }
         }
         let t0 = *first_t.get_or_insert(tick.t);
