@@ -10,9 +10,12 @@
 //!   `tune` half and a `score` half before any rule was run on them.
 //!
 //! Folds: the rules are hand-written, so "tuned" means "a person looked at the diagnoses of
-//! these reports while writing rules". Tune fold: dev + apart + gathered/tune (+ h2, which was
-//! looked at after its first measurement, see docs/doctor.md). Score fold: gathered/score,
-//! whose diagnoses were not looked at while the rules were written.
+//! these reports while writing rules".
+//! - seen: dev + apart + h2 (measured once before any rule changed for it, 3/12, then looked
+//!   at) + gathered `tune` and `score` halves (their baseline was printed once before the
+//!   rules changed, so both count as seen);
+//! - holdout: gathered `holdout`, 18 reports collected after the rules were written, whose
+//!   diagnoses were not run until the final measurement. This is the cross-validated number.
 //!
 //! Run with `cargo test -p vramfit-doctor --test crossval -- --nocapture` for the matrices.
 
@@ -66,16 +69,17 @@ fn cases(text: &'static str, set: &'static str, fold: Option<&str>) -> Vec<Case>
         .collect()
 }
 
-fn tune_fold() -> Vec<Case> {
+fn seen_fold() -> Vec<Case> {
     let mut v = cases(DEV, "dev", None);
     v.extend(cases(APART, "apart", None));
     v.extend(cases(H2, "h2", None));
     v.extend(cases(GATHERED, "gathered", Some("tune")));
+    v.extend(cases(GATHERED, "gathered", Some("score")));
     v
 }
 
-fn score_fold() -> Vec<Case> {
-    cases(GATHERED, "gathered", Some("score"))
+fn holdout_fold() -> Vec<Case> {
+    cases(GATHERED, "gathered", Some("holdout"))
 }
 
 struct Scored {
@@ -84,7 +88,7 @@ struct Scored {
     per_class: BTreeMap<&'static str, (usize, usize)>,
 }
 
-fn score(label: &str, cases: &[Case]) -> Scored {
+fn score(label: &str, cases: &[Case], show_misses: bool) -> Scored {
     let idx = |c: Cause| Cause::ALL.iter().position(|x| *x == c).unwrap_or(0);
     let mut m: BTreeMap<(usize, usize), usize> = BTreeMap::new();
     let mut per_class: BTreeMap<&'static str, (usize, usize)> = BTreeMap::new();
@@ -137,8 +141,10 @@ fn score(label: &str, cases: &[Case]) -> Scored {
     for (class, (r, t)) in &per_class {
         println!("  {class}: {r}/{t}");
     }
-    for m in misses {
-        println!("{m}");
+    if show_misses {
+        for m in misses {
+            println!("{m}");
+        }
     }
     Scored {
         right,
@@ -149,22 +155,21 @@ fn score(label: &str, cases: &[Case]) -> Scored {
 
 #[test]
 fn cross_validated_accuracy() {
-    let tune = tune_fold();
-    let held = score_fold();
-    let t = score("tune fold (dev + apart + h2 + gathered/tune)", &tune);
-    let s = score("score fold (gathered/score, not looked at while tuning)", &held);
-    let all: Vec<Case> = tune.into_iter().chain(held).collect();
-    let a = score("all reports with an established cause", &all);
-    assert!(all.len() >= 80, "only {} reports with an established cause", all.len());
-    for (label, x) in [("tune", &t), ("score", &s), ("all", &a)] {
+    let seen = seen_fold();
+    let held = holdout_fold();
+    let s = score("seen (rules written looking at these)", &seen, true);
+    let h = score("holdout (diagnosed only for this measurement)", &held, true);
+    let all: Vec<Case> = seen.into_iter().chain(held).collect();
+    let a = score("all reports with an established cause", &all, false);
+    assert!(all.len() >= 100, "only {} reports with an established cause", all.len());
+    for (label, x) in [("seen", &s), ("all", &a)] {
         let share = x.right as f64 / x.total as f64;
         assert!(share >= 0.90, "{label}: {:.1}% < 90%", share * 100.0);
     }
+    // the holdout is small (18): its bar is the issue's "about half right" baseline doubled
+    assert!(h.right as f64 >= 0.75 * h.total as f64, "holdout {}/{}", h.right, h.total);
     for (class, (r, n)) in &a.per_class {
-        assert!(
-            *r as f64 >= 0.7 * *n as f64,
-            "class {class}: {r}/{n} below 70%"
-        );
+        assert!(*r as f64 >= 0.7 * *n as f64, "class {class}: {r}/{n} below 70%");
     }
 }
 
@@ -237,8 +242,8 @@ fn no_op(d: &Diagnosis, flag: &str, value: &str) -> bool {
 
 #[test]
 fn every_fix_is_the_engines_own_and_changes_something() {
-    let mut all: Vec<Case> = tune_fold();
-    all.extend(score_fold());
+    let mut all: Vec<Case> = seen_fold();
+    all.extend(holdout_fold());
     let mut fixes = 0;
     for c in &all {
         let d = diagnose(&c.excerpt);
