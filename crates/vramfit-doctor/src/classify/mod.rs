@@ -135,6 +135,8 @@ pub(crate) struct Context<'a> {
     pub fx: &'a dyn FixEngine,
     /// index of the failure in `events`
     pub at: usize,
+    /// seconds from the log's first timestamp to the failure (events::time)
+    pub elapsed: Option<i64>,
 }
 
 impl Context<'_> {
@@ -292,8 +294,13 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
                 engine,
                 fx,
                 at,
+                elapsed: crate::events::time::elapsed(text, events[at].line),
             };
-            let f = rule(&ctx);
+            let mut f = rule(&ctx);
+            if let Some(s) = ctx.elapsed.filter(|s| *s >= 60 && f.cause != Cause::NotOom) {
+                let stage = if s >= 3600 { "steady state, hours after start-up" } else if s >= 600 { "after start-up" } else { "during start-up" };
+                f = f.fact(format!("failed {} h {} min after the log's first timestamp ({stage})", s / 3600, (s % 3600) / 60));
+            }
             let mut lines = vec![&events[at]];
             if let Some((_, l)) = ctx.phase() {
                 if l.line != events[at].line && f.cause != Cause::NotOom {

@@ -301,6 +301,8 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
             })
             .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM")),
         Some(Phase::Serving) => runtime(ctx, head),
+        // no progress line, but the timestamps say the process had been up for a while
+        None if ctx.elapsed.is_some_and(|s| s >= 600) => runtime(ctx, head),
         None => no_phase(ctx, head),
     }
 }

@@ -8,6 +8,7 @@
 mod ggml;
 mod serving;
 mod system;
+pub mod time;
 mod torch;
 
 use std::sync::LazyLock;
