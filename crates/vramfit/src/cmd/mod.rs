@@ -3,6 +3,7 @@
 pub mod catalog;
 pub mod check;
 pub mod doctor;
+pub mod doctor_recheck;
 pub mod fit;
 pub mod inspect;
 pub mod snapshot;
