@@ -431,9 +431,25 @@ const ENGINE_MARKERS: &[(&str, Engine)] = &[
 /// Which engine wrote the log, by counting markers (Ollama and SGLang logs also mention
 /// llama.cpp and torch; they win ties by coming first).
 pub fn detect_engine(text: &str) -> Engine {
+    // the engine names itself at start-up and around the failure: the first and last 2 MiB
+    // of a long log say as much as the whole of it, at a fraction of the scanning
+    const SPAN: usize = 2 << 20;
+    let (head, tail) = if text.len() > 2 * SPAN {
+        let mut a = SPAN;
+        while !text.is_char_boundary(a) {
+            a -= 1;
+        }
+        let mut b = text.len() - SPAN;
+        while !text.is_char_boundary(b) {
+            b += 1;
+        }
+        (&text[..a], &text[b..])
+    } else {
+        (text, "")
+    };
     let mut score: Vec<(Engine, usize)> = Vec::new();
     for (m, e) in ENGINE_MARKERS {
-        let n = text.matches(m).take(1000).count();
+        let n = head.matches(m).take(1000).count() + tail.matches(m).take(1000).count();
         if n == 0 {
             continue;
         }

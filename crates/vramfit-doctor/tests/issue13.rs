@@ -150,3 +150,18 @@ fn other_tenants_by_subtraction() {
     let d = diagnose("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 23.50 GiB of which 100.00 MiB is free. Of the allocated memory 7.90 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.");
     assert_eq!(d.cause, Cause::OtherProcesses, "{}", d.summary);
 }
+
+#[test]
+fn the_failure_at_the_end_of_a_long_serving_log_is_found() {
+    // hours of throughput lines (each a phase marker) used to fill the event cap first
+    let mut log = String::from("INFO 06-30 13:40:00 [gpu_worker.py:241] the current vLLM instance can use total_gpu_memory (79.15GiB) x gpu_memory_utilization (0.90) = 71.24GiB\n");
+    for i in 0..20_000 {
+        log.push_str(&format!("INFO 06-30 {:02}:{:02}:00 [loggers.py:118] Engine 000: Avg prompt throughput: 1520.3 tokens/s, Running: 48 reqs, GPU KV cache usage: 61.2%\n", 14 + i / 3600 % 10, i / 60 % 60));
+        log.push_str("INFO 06-30 14:00:00 [logger.py:43] Received request chatcmpl-1: prompt: 'hello', params: SamplingParams(n=1, temperature=0.7, max_tokens=512)\n");
+    }
+    log.push_str("ERROR 06-30 23:10:02 [core.py:515] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total capacity of 79.18 GiB of which 1.08 GiB is free. Including non-PyTorch memory, this process has 78.09 GiB memory in use. Of the allocated memory 75.31 GiB is allocated by PyTorch, and 1.83 GiB is reserved by PyTorch but unallocated.\n");
+    let d = diagnose(&log);
+    assert_eq!(d.cause, Cause::Fragmentation, "{}", d.summary);
+    assert_eq!(d.engine, Engine::Vllm);
+    assert!(d.evidence.iter().any(|e| e.contains("steady state")), "{:?}", d.evidence);
+}

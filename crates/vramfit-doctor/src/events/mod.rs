@@ -400,10 +400,11 @@ static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {
 /// Read every event in `text`, in order of appearance.
 pub fn read_events(text: &str) -> Vec<Located> {
     let lines: Vec<&str> = text.lines().map(clip).collect();
-    let mut out = Vec::new();
+    let mut out: Vec<Located> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
+        // the failure is at the end of a log: past the cap, the oldest events go, not the newest
         if out.len() >= MAX_EVENTS {
-            break;
+            out.drain(..MAX_EVENTS / 2);
         }
         if !ANY_KEYWORD.is_match(line) {
             continue;
@@ -416,6 +417,14 @@ pub fn read_events(text: &str) -> Vec<Located> {
         ggml::read(line, &mut found);
         serving::read(&lines, i, &mut found);
         for event in found {
+            // a progress line repeated every few seconds (throughput logs) is one phase marker
+            if let (LogEvent::Phase(p), Some(Located { event: LogEvent::Phase(q), .. })) =
+                (&event, out.last())
+            {
+                if p == q {
+                    continue;
+                }
+            }
             out.push(Located {
                 line: i + 1,
                 text: evidence_text(line),
@@ -423,7 +432,9 @@ pub fn read_events(text: &str) -> Vec<Located> {
             });
         }
     }
-    out.truncate(MAX_EVENTS);
+    if out.len() > MAX_EVENTS {
+        out.drain(..out.len() - MAX_EVENTS);
+    }
     out
 }
 

@@ -101,9 +101,18 @@ static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)(?:SIZE\s+)?reserved[- ]but[- ]unallocated|\bfragment(?:s|ed|ation)\b")
 });
 
+/// Words at least one of which every message read here contains (one pass decides whether the
+/// twenty regexes below run at all).
+static ANY: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource")
+});
+
 /// Read host / orchestrator / lookalike events on line `i`.
 pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     let line = lines[i];
+    if !ANY.is_match(line) {
+        return;
+    }
     if let Some(c) = KERNEL.captures(line) {
         let memcg = c.get(1).is_some_and(|m| m.as_str() == "CONSTRAINT_MEMCG")
             || line.contains("Memory cgroup");

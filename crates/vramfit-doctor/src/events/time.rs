@@ -24,18 +24,22 @@ static DMESG: LazyLock<Regex> =
 /// The format of a timestamp and its seconds on that format's own scale (approximate across
 /// month ends: months count as 31 days). Only stamps of one format are compared.
 fn stamp(line: &str) -> Option<(u8, i64)> {
-    let head: String = line.chars().take(160).collect();
+    let mut end = line.len().min(160);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &line[..end];
     let n = |s: &str| s.parse::<i64>().ok();
-    if let Some(c) = ISO.captures(&head) {
+    if let Some(c) = ISO.captures(head) {
         let (y, mo, d) = (n(&c[1])?, n(&c[2])?, n(&c[3])?);
         let days = y * 372 + mo * 31 + d;
         return Some((0, days * 86_400 + n(&c[4])? * 3600 + n(&c[5])? * 60 + n(&c[6])?));
     }
-    if let Some(c) = VLLM.captures(&head) {
+    if let Some(c) = VLLM.captures(head) {
         let days = n(&c[1])? * 31 + n(&c[2])?;
         return Some((1, days * 86_400 + n(&c[3])? * 3600 + n(&c[4])? * 60 + n(&c[5])?));
     }
-    if let Some(c) = DMESG.captures(&head) {
+    if let Some(c) = DMESG.captures(head) {
         return Some((2, n(&c[1])?));
     }
     None
@@ -44,20 +48,20 @@ fn stamp(line: &str) -> Option<(u8, i64)> {
 /// Seconds from the first timestamped line to the last timestamped line at or before
 /// `line_no` (1-based). None when fewer than two lines carry a timestamp of one format.
 pub fn elapsed(text: &str, line_no: usize) -> Option<i64> {
-    let mut first = None;
-    let mut last = None;
-    for (i, line) in text.lines().enumerate().take(line_no.max(1)) {
-        if i > 2_000_000 {
-            break;
-        }
-        if let Some((fmt, t)) = stamp(line) {
-            let (f0, _) = *first.get_or_insert((fmt, t));
-            if fmt == f0 {
-                last = Some(t);
-            }
-        }
-    }
-    let d = last? - first?.1;
+    let lines: Vec<&str> = text.lines().take(line_no.max(1)).collect();
+    // the first stamp (searched from the top), then the last one of the same format before
+    // the failure (searched upwards from it): a few lines of regex work, not the whole log
+    let (i0, (fmt, first)) = lines
+        .iter()
+        .enumerate()
+        .take(5_000)
+        .find_map(|(i, l)| stamp(l).map(|s| (i, s)))?;
+    let last = lines[i0..]
+        .iter()
+        .rev()
+        .take(5_000)
+        .find_map(|l| stamp(l).filter(|(f, _)| *f == fmt).map(|(_, t)| t))?;
+    let d = last - first;
     (d >= 0).then_some(d)
 }
 
