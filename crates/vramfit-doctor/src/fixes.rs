@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::settings::EchoedSettings;
+use crate::settings::{EchoedSettings, Engine};
 
 /// One change to make. `flag` is a command-line flag or environment variable (`--max-model-len`,
 /// `PYTORCH_CUDA_ALLOC_CONF`); empty when the fix is an action (free another process, add RAM),
@@ -13,6 +13,10 @@ pub struct Fix {
     pub flag: String,
     pub value: String,
     pub why: String,
+    /// what `check`'s engine model says of the command with this fix applied (`vramfit doctor
+    /// LOG -- <command>` or `--gpu`); absent when the fix was not re-checked
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checked: Option<String>,
 }
 
 impl Fix {
@@ -21,6 +25,7 @@ impl Fix {
             flag: flag.to_string(),
             value: value.to_string(),
             why: why.into(),
+            checked: None,
         }
     }
 
@@ -29,6 +34,7 @@ impl Fix {
             flag: String::new(),
             value: String::new(),
             why: why.into(),
+            checked: None,
         }
     }
 }
@@ -65,6 +71,145 @@ impl FixEngine for LogOnly {
     fn llamacpp_max_gpu_layers(&self, _: &EchoedSettings, _: u64) -> Option<u64> {
         None
     }
+}
+
+/// The flags and variables each engine reads. A fix for one engine's log never names another's.
+/// Sources: vllm/engine/arg_utils.py, sglang/srt/server_args.py, llama.cpp common/arg.cpp,
+/// ollama api/types.go (Options) and envconfig/config.go, text-generation-launcher --help,
+/// lmdeploy cli/utils.py, transformers from_pretrained/BitsAndBytesConfig, PyTorch
+/// c10/cuda/CUDAAllocatorConfig (PYTORCH_CUDA_ALLOC_CONF), NCCL and CUDA environment.
+fn vocabulary(engine: Engine) -> &'static [&'static str] {
+    match engine {
+        Engine::Vllm => &[
+            "--gpu-memory-utilization",
+            "--max-model-len",
+            "--max-num-seqs",
+            "--max-num-batched-tokens",
+            "--enforce-eager",
+            "--tensor-parallel-size",
+            "--pipeline-parallel-size",
+            "--kv-cache-dtype",
+            "--max-parallel-loading-workers",
+            "--cpu-offload-gb",
+            "--quantization",
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
+        ],
+        Engine::Sglang => &[
+            "--mem-fraction-static",
+            "--max-running-requests",
+            "--cuda-graph-max-bs",
+            "--disable-cuda-graph",
+            "--chunked-prefill-size",
+            "--context-length",
+            "--tp-size",
+            "--kv-cache-dtype",
+        ],
+        Engine::LlamaCpp => &[
+            "-ngl", "-c", "-ub", "-b", "-np", "-fa", "-ctk", "-ctv", "--tensor-split", "--no-mmap",
+            "GGML_CUDA_NO_VMM",
+        ],
+        Engine::Ollama => &[
+            "num_ctx",
+            "num_gpu",
+            "num_batch",
+            "OLLAMA_KV_CACHE_TYPE",
+            "OLLAMA_FLASH_ATTENTION",
+            "OLLAMA_GPU_OVERHEAD",
+            "OLLAMA_NUM_PARALLEL",
+            "OLLAMA_MAX_LOADED_MODELS",
+            "OLLAMA_CONTEXT_LENGTH",
+        ],
+        Engine::Tgi => &[
+            "--max-batch-prefill-tokens",
+            "--max-batch-total-tokens",
+            "--max-input-tokens",
+            "--max-total-tokens",
+            "--cuda-memory-fraction",
+            "--num-shard",
+        ],
+        Engine::Lmdeploy => &["--cache-max-entry-count", "--session-len", "--max-batch-size", "--tp"],
+        Engine::Transformers => &[
+            "max_memory",
+            "device_map",
+            "llm_int8_enable_fp32_cpu_offload",
+            "low_cpu_mem_usage",
+            "attn_implementation",
+        ],
+        Engine::Mlx | Engine::Pytorch | Engine::Unknown => &[],
+    }
+}
+
+/// Variables every PyTorch-based engine honours.
+const TORCH_ENV: &[&str] = &["PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF"];
+/// Variables of the CUDA runtime and NCCL, for any engine.
+const ANY_ENV: &[&str] = &["CUDA_LAUNCH_BLOCKING", "NCCL_DEBUG", "MAX_JOBS", "CUDA_VISIBLE_DEVICES"];
+
+/// Whether `flag` is something `engine` reads.
+pub fn belongs(engine: Engine, flag: &str) -> bool {
+    if ANY_ENV.contains(&flag) || vocabulary(engine).contains(&flag) {
+        return true;
+    }
+    let torch_based = !matches!(engine, Engine::LlamaCpp | Engine::Ollama | Engine::Mlx | Engine::Lmdeploy);
+    if torch_based && TORCH_ENV.contains(&flag) {
+        return true;
+    }
+    // transformers runs on PyTorch: its logs may also get PyTorch's own knobs
+    matches!(engine, Engine::Pytorch | Engine::Unknown)
+        && vocabulary(Engine::Transformers).contains(&flag)
+}
+
+/// The value a fix would set, compared with what the log shows is already set.
+fn already_set(f: &Fix, s: &EchoedSettings) -> bool {
+    let v = f.value.as_str();
+    let int = |x: Option<u64>| x.is_some_and(|x| v.parse::<u64>().ok() == Some(x));
+    let float = |x: Option<f64>| x.is_some_and(|x| v.parse::<f64>().is_ok_and(|y| (x - y).abs() < 1e-9));
+    match f.flag.as_str() {
+        "--gpu-memory-utilization" => float(s.gpu_memory_utilization),
+        "--mem-fraction-static" => float(s.mem_fraction_static),
+        "--cache-max-entry-count" => float(s.cache_max_entry_count),
+        "--max-model-len" | "--context-length" => int(s.max_model_len),
+        "--max-num-seqs" => int(s.max_num_seqs),
+        "--max-running-requests" => int(s.max_running_requests),
+        "--max-num-batched-tokens" => int(s.max_num_batched_tokens),
+        "--tensor-parallel-size" | "--tp-size" | "--tp" => {
+            int(s.tensor_parallel_size) || (s.tensor_parallel_size.is_none() && v == "1")
+        }
+        "--session-len" => int(s.session_len),
+        "-c" | "num_ctx" => int(s.n_ctx),
+        "-ub" => int(s.n_ubatch),
+        "-b" | "num_batch" => int(s.n_batch),
+        "-np" => int(s.n_parallel),
+        "-ngl" | "num_gpu" => s.n_gpu_layers.is_some_and(|n| v.parse::<i64>().ok() == Some(n)),
+        "--enforce-eager" => s.enforce_eager == Some(true),
+        "--kv-cache-dtype" => s.kv_cache_dtype.as_deref() == Some(v),
+        "-fa" => s.flash_attn == Some(true),
+        "PYTORCH_CUDA_ALLOC_CONF" | "PYTORCH_HIP_ALLOC_CONF" => {
+            v.contains("expandable_segments:True") && s.expandable_segments == Some(true)
+        }
+        _ => false,
+    }
+}
+
+/// Keep only fixes that change something, in the engine's own vocabulary, with a value:
+/// another engine's flag, the value already set, or a flag without a computed value is
+/// dropped; the first fix for a flag wins.
+pub fn vet(fixes: Vec<Fix>, engine: Engine, s: &EchoedSettings) -> Vec<Fix> {
+    let mut out: Vec<Fix> = Vec::new();
+    for f in fixes {
+        if !f.flag.is_empty() {
+            let vague = matches!(f.value.as_str(), "fewer" | "lower" | "higher" | "more");
+            if vague || !belongs(engine, &f.flag) || already_set(&f, s) {
+                continue;
+            }
+            if out.iter().any(|o| o.flag == f.flag) {
+                continue;
+            }
+        } else if out.iter().any(|o| o.flag.is_empty() && o.why == f.why) {
+            continue;
+        }
+        out.push(f);
+    }
+    out
 }
 
 /// vLLM pages KV in blocks of 16 tokens (vllm/config/cache.py default block_size; CUDA).

@@ -30,6 +30,9 @@ pub fn human(d: &Diagnosis) -> String {
                 (false, false) => format!("{}={}: ", f.flag, f.value),
             };
             let _ = writeln!(s, "  {}. {head}{}", i + 1, f.why);
+            if let Some(c) = &f.checked {
+                let _ = writeln!(s, "     ({c})");
+            }
         }
     }
     if !d.evidence.is_empty() {

@@ -21,6 +21,8 @@ pub enum Engine {
     Tgi,
     Transformers,
     Pytorch,
+    Lmdeploy,
+    Mlx,
     Unknown,
 }
 
@@ -34,6 +36,8 @@ impl Engine {
             Engine::Tgi => "tgi",
             Engine::Transformers => "transformers",
             Engine::Pytorch => "pytorch",
+            Engine::Lmdeploy => "lmdeploy",
+            Engine::Mlx => "mlx",
             Engine::Unknown => "unknown",
         }
     }
@@ -87,6 +91,11 @@ pub struct EchoedSettings {
     pub max_batch_prefill_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_batch_total_tokens: Option<u64>,
+    // lmdeploy
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_max_entry_count: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_len: Option<u64>,
     /// `PYTORCH_CUDA_ALLOC_CONF` (or `PYTORCH_ALLOC_CONF`) already holds expandable_segments:True
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expandable_segments: Option<bool>,
@@ -115,6 +124,8 @@ enum Key {
     FlashAttn,
     TgiPrefill,
     TgiTotal,
+    CacheEntry,
+    SessionLen,
 }
 
 /// Spellings: python keyword (vLLM config, SGLang ServerArgs, llama.cpp `name = value` lines)
@@ -142,6 +153,13 @@ const NAMES: &[(&str, Key)] = &[
     ("n_seq_max", Key::NParallel),
     ("n_layer", Key::NLayer),
     ("flash_attn", Key::FlashAttn),
+    // Ollama options (api/types.go) in JSON or `PARAMETER` lines
+    ("num_ctx", Key::NCtx),
+    ("num_gpu", Key::Ngl),
+    ("num_batch", Key::NBatch),
+    // lmdeploy TurbomindEngineConfig
+    ("cache_max_entry_count", Key::CacheEntry),
+    ("session_len", Key::SessionLen),
 ];
 
 const FLAGS: &[(&str, Key)] = &[
@@ -177,6 +195,8 @@ const FLAGS: &[(&str, Key)] = &[
     ("-fa", Key::FlashAttn),
     ("--max-batch-prefill-tokens", Key::TgiPrefill),
     ("--max-batch-total-tokens", Key::TgiTotal),
+    ("--cache-max-entry-count", Key::CacheEntry),
+    ("--session-len", Key::SessionLen),
 ];
 
 /// Flags without a value.
@@ -250,6 +270,10 @@ impl EchoedSettings {
             Key::FlashAttn => self.flash_attn = Some(flag()),
             Key::TgiPrefill => self.max_batch_prefill_tokens = int(v),
             Key::TgiTotal => self.max_batch_total_tokens = int(v),
+            Key::CacheEntry => {
+                self.cache_max_entry_count = v.parse().ok().or(self.cache_max_entry_count)
+            }
+            Key::SessionLen => self.session_len = int(v).or(self.session_len),
         }
     }
 }
@@ -264,7 +288,14 @@ fn looks_like_config(line: &str) -> bool {
         || line.contains("print_info:")
         || line.contains("llm_load_print_meta:")
         || line.contains("Args {")
+        || line.contains("EngineConfig(")
+        || line.contains("\"options\"")
 }
+
+/// Ollama Modelfile lines: `PARAMETER num_ctx 131072`.
+static PARAMETER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"PARAMETER\s+(num_ctx|num_gpu|num_batch)\s+(\d+)").expect("static regex")
+});
 
 fn looks_like_command(line: &str) -> bool {
     [
@@ -282,6 +313,8 @@ fn looks_like_command(line: &str) -> bool {
         "-ngl",
         "--n-gpu-layers",
         "--ctx-size",
+        "lmdeploy serve",
+        "lmdeploy chat",
     ]
     .iter()
     .any(|m| line.contains(m))
@@ -297,6 +330,13 @@ pub fn read_settings(text: &str) -> EchoedSettings {
                     if let Some((_, key)) = NAMES.iter().find(|(n, _)| *n == &c[1]) {
                         s.set(*key, &c[2]);
                     }
+                }
+            }
+        }
+        if line.contains("PARAMETER") {
+            for c in PARAMETER.captures_iter(line).take(16) {
+                if let Some((_, key)) = NAMES.iter().find(|(n, _)| *n == &c[1]) {
+                    s.set(*key, &c[2]);
                 }
             }
         }
@@ -363,11 +403,24 @@ const ENGINE_MARKERS: &[(&str, Engine)] = &[
     ("EngineCore", Engine::Vllm),
     ("gpu_memory_utilization", Engine::Vllm),
     ("kv_cache_utils", Engine::Vllm),
+    ("model_runner.py", Engine::Vllm),
+    ("Capturing cudagraphs", Engine::Vllm),
+    ("desired GPU memory utilization", Engine::Vllm),
     ("llama_", Engine::LlamaCpp),
     ("ggml_", Engine::LlamaCpp),
     ("llama-server", Engine::LlamaCpp),
     ("load_tensors", Engine::LlamaCpp),
+    ("turbomind", Engine::Lmdeploy),
+    ("lmdeploy", Engine::Lmdeploy),
+    ("[TM]", Engine::Lmdeploy),
+    ("mlx.core", Engine::Mlx),
+    ("mlx_lm", Engine::Mlx),
+    ("MLX error", Engine::Mlx),
+    ("[metal::", Engine::Mlx),
+    ("[METAL]", Engine::Mlx),
     ("transformers", Engine::Transformers),
+    ("dispatched on the CPU", Engine::Transformers),
+    ("BitsAndBytes", Engine::Transformers),
     ("from_pretrained", Engine::Transformers),
     (".generate(", Engine::Transformers),
     ("torch", Engine::Pytorch),
@@ -378,15 +431,31 @@ const ENGINE_MARKERS: &[(&str, Engine)] = &[
 /// Which engine wrote the log, by counting markers (Ollama and SGLang logs also mention
 /// llama.cpp and torch; they win ties by coming first).
 pub fn detect_engine(text: &str) -> Engine {
+    // the engine names itself at start-up and around the failure: the first and last 2 MiB
+    // of a long log say as much as the whole of it, at a fraction of the scanning
+    const SPAN: usize = 2 << 20;
+    let (head, tail) = if text.len() > 2 * SPAN {
+        let mut a = SPAN;
+        while !text.is_char_boundary(a) {
+            a -= 1;
+        }
+        let mut b = text.len() - SPAN;
+        while !text.is_char_boundary(b) {
+            b += 1;
+        }
+        (&text[..a], &text[b..])
+    } else {
+        (text, "")
+    };
     let mut score: Vec<(Engine, usize)> = Vec::new();
     for (m, e) in ENGINE_MARKERS {
-        let n = text.matches(m).take(1000).count();
+        let n = head.matches(m).take(1000).count() + tail.matches(m).take(1000).count();
         if n == 0 {
             continue;
         }
         // a wrapper engine's name is decisive even if the wrapped engine is more verbose
         let weight = match e {
-            Engine::Ollama | Engine::Sglang | Engine::Tgi => 1000,
+            Engine::Ollama | Engine::Sglang | Engine::Tgi | Engine::Lmdeploy => 1000,
             Engine::Vllm => 100,
             Engine::Pytorch => 1,
             _ => 10,

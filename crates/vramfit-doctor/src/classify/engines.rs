@@ -195,19 +195,31 @@ fn no_cache_blocks(ctx: &Context) -> Finding {
         }
         return f;
     }
+    let v1 = version.is_none_or(|v| v >= (0, 8, 0));
     match util {
         Some(u) if u < 0.5 => Finding::new(Cause::KvCache, 0.8, format!("{head}: gpu_memory_utilization {u:.2} gives vLLM too small a share of the GPU for weights plus activations."))
             .fact(format!("gpu_memory_utilization {u:.2}"))
             .fix(Fix::flag("--gpu-memory-utilization", "0.90", "vLLM's long-standing default share (vllm/config/cache.py)")),
         _ => {
-            let mut f = Finding::new(Cause::KvCache, 0.5, format!("{head}. The same message comes from a budget too small for the model, a large profiling batch, or (old vLLM) fragmentation during profiling; the log does not show the budget split."));
-            let next = util.map_or(0.9, |u| (u + 0.05).min(0.95));
-            f = f.fix(Fix::flag("--gpu-memory-utilization", format!("{next:.2}"), "a larger share for weights + activations + KV"));
+            let now = util.unwrap_or(0.9);
+            let mut f = Finding::new(Cause::KvCache, 0.5, format!("{head} (gpu_memory_utilization {now:.2}{}). The same message comes from a budget too small for the model, a large profiling batch{}; the log does not show the budget split.", if util.is_none() { ", the default" } else { "" }, if v1 { " or V1's sampler/graph warm-up over max_num_seqs sequences" } else { "" }));
+            if now < 0.95 {
+                let next = ((now + 0.05).min(0.95) * 100.0).round() / 100.0;
+                f = f.fix(Fix::flag("--gpu-memory-utilization", format!("{next:.2}"), format!("a larger share for weights + activations + KV (now {now:.2})")));
+            }
+            if v1 {
+                // V1 raised the default max_num_seqs from 256 to 1024 on large GPUs
+                // (vllm/engine/arg_utils.py; vllm PR #16158 reverted it to 256 on most GPUs)
+                let seqs = ctx.settings.max_num_seqs.unwrap_or(1024);
+                if seqs > 64 {
+                    f = f.fix(Fix::flag("--max-num-seqs", pow2_floor(seqs / 4).max(64), format!("fewer sequences in the profiling and sampler warm-up ({seqs} now)")));
+                }
+            }
             if let Some(b) = ctx.settings.max_num_batched_tokens {
                 f = f.fix(Fix::flag("--max-num-batched-tokens", pow2_floor(b / 2), format!("halves the profiled activation peak (now {b})")));
             }
             f.fix(Fix::flag("--enforce-eager", "", "no CUDA graphs to budget for"))
-                .fix(Fix::action("upgrade vLLM: 0.2.5-0.2.7 counted allocator blocks cached by the profiling run as used, leaving no KV blocks; later releases empty the cache before measuring (vllm#2248)"))
+                .fix(Fix::action("use a quantized checkpoint or more GPUs (--tensor-parallel-size) if the weights alone take most of the budget"))
         }
     }
 }
@@ -287,16 +299,86 @@ pub(crate) fn activation(ctx: &Context, summary: String) -> Finding {
 }
 
 pub(crate) fn weights(ctx: &Context, summary: String) -> Finding {
-    let tp = ctx.settings.tensor_parallel_size.unwrap_or(1);
-    Finding::new(Cause::WeightsDoNotFit, 0.75, summary)
-        .fix(Fix::flag(
-            "--tensor-parallel-size",
-            tp * 2,
-            format!("split the weights over {} GPUs", tp * 2),
-        ))
-        .fix(Fix::action(
-            "use a quantized checkpoint (AWQ/GPTQ/FP8, or a smaller GGUF quant)",
-        ))
+    let s = ctx.settings;
+    let tp = s.tensor_parallel_size.unwrap_or(1);
+    let f = Finding::new(Cause::WeightsDoNotFit, 0.75, summary);
+    let quant = Fix::action("use a quantized checkpoint (AWQ/GPTQ/FP8, or a smaller GGUF quant)");
+    match ctx.engine {
+        Engine::Vllm => f
+            .fix(Fix::flag("--tensor-parallel-size", tp * 2, format!("split the weights over {} GPUs", tp * 2)))
+            .fix(quant),
+        Engine::Sglang => f
+            .fix(Fix::flag("--tp-size", tp * 2, format!("split the weights over {} GPUs", tp * 2)))
+            .fix(quant),
+        Engine::LlamaCpp | Engine::Ollama => {
+            let f = match s.n_gpu_layers.filter(|n| *n > 1) {
+                Some(n) => f.fix(Fix::flag("-ngl", n / 2, format!("half of the {n} GPU layers; raise it until the load fails"))),
+                None => f.fix(Fix::action("offload fewer layers to the GPU (-ngl / num_gpu), the rest run on the CPU")),
+            };
+            llama::in_engine_words(ctx, f.fix(quant))
+        }
+        Engine::Tgi => f
+            .fix(Fix::flag("--num-shard", tp.max(1) * 2, "shard the weights over more GPUs"))
+            .fix(Fix::action("--quantize bitsandbytes-nf4 / awq / gptq checkpoints")),
+        Engine::Transformers | Engine::Pytorch | Engine::Unknown => transformers_offload(f),
+        _ => f.fix(quant),
+    }
+}
+
+/// transformers/accelerate: place what does not fit on the CPU, in its own vocabulary
+/// (modeling_utils.from_pretrained device_map/max_memory; BitsAndBytesConfig).
+fn transformers_offload(f: Finding) -> Finding {
+    f.fix(Fix::flag("device_map", "auto", "let accelerate place layers on GPU first, then CPU/disk"))
+        .fix(Fix::flag("max_memory", "{0: \"<GPU GiB minus 2>GiB\", \"cpu\": \"<RAM GiB>GiB\"}", "leave room on the GPU for activations; the rest goes to the CPU"))
+        .fix(Fix::action("use a 4-bit load (BitsAndBytesConfig(load_in_4bit=True)) or a pre-quantized checkpoint"))
+}
+
+/// transformers: `Some modules are dispatched on the CPU or the disk. Make sure you have
+/// enough GPU RAM to fit the quantized model.` (transformers quantizers: bitsandbytes refuses
+/// a device_map that puts quantized modules off the GPU unless fp32 CPU offload is allowed).
+pub(crate) fn dispatched_to_cpu(ctx: &Context) -> Finding {
+    let _ = ctx;
+    Finding::new(Cause::WeightsDoNotFit, 0.8, "transformers placed some modules of the quantized model on the CPU or disk because the GPU could not hold them, and bitsandbytes refuses to quantize modules off the GPU: the weights do not fit the GPU memory given.")
+        .fix(Fix::flag("llm_int8_enable_fp32_cpu_offload", "True", "BitsAndBytesConfig: keep the modules that do not fit on the CPU in fp32 (pass device_map with the CPU entries)"))
+        .fix(Fix::flag("max_memory", "{0: \"<GPU GiB minus 2>GiB\", \"cpu\": \"<RAM GiB>GiB\"}", "tell accelerate how much of the GPU it may fill"))
+        .fix(Fix::action("use 4-bit (load_in_4bit=True) instead of 8-bit, or a GPU with more memory; check nothing else holds the GPU"))
+}
+
+/// NCCL could not allocate its buffers (`Cuda failure 2 'out of memory'`): an OOM in memory
+/// outside the framework's pool. vLLM and SGLang pre-allocate a share of the GPU
+/// (gpu_memory_utilization, mem_fraction_static) and NCCL's buffers must fit in the rest.
+pub(crate) fn nccl(ctx: &Context) -> Finding {
+    let head = "NCCL ran out of GPU memory allocating its communication buffers";
+    match ctx.engine {
+        Engine::Vllm => {
+            let u = ctx.utilization().unwrap_or(0.9);
+            Finding::new(Cause::OtherProcesses, 0.6, format!("{head}: they live outside vLLM's pre-allocated share (gpu_memory_utilization {u:.2}), and the rest of the GPU was already taken (other processes, or too high a share)."))
+                .fix(Fix::flag("--gpu-memory-utilization", format!("{:.2}", u - 0.05), "leave NCCL (and the CUDA context) room outside vLLM's share"))
+                .fix(Fix::action("check nvidia-smi for other processes on these GPUs"))
+        }
+        Engine::Sglang => {
+            let m = ctx.settings.mem_fraction_static.unwrap_or(0.88);
+            Finding::new(Cause::OtherProcesses, 0.6, format!("{head}: they live outside SGLang's static pool (mem_fraction_static {m:.2}), and the rest of the GPU was already taken."))
+                .fix(Fix::flag("--mem-fraction-static", format!("{:.2}", m - 0.05), "leave NCCL room outside the static pool"))
+        }
+        _ => torch::by_phase(ctx, head),
+    }
+}
+
+/// lmdeploy TurboMind: `[TM][ERROR] CUDA runtime error: out of memory`. TurboMind reserves its
+/// KV blocks up front as cache_max_entry_count x free memory (0.8 by default, lmdeploy
+/// messages.py TurbomindEngineConfig; older releases: of total memory, and per session_len);
+/// its FAQ's answer to OOM is to lower that ratio (lmdeploy docs/en/faq.md, PR #1051).
+pub(crate) fn lmdeploy(ctx: &Context) -> Finding {
+    let s = ctx.settings;
+    let now = s.cache_max_entry_count.unwrap_or(0.8);
+    let next = if now > 0.2 { ((now / 2.0) * 100.0).round() / 100.0 } else { 0.1 };
+    let mut f = Finding::new(Cause::KvCache, 0.6, format!("TurboMind ran out of GPU memory: its KV cache takes cache_max_entry_count ({now:.2}) of the memory at start-up, leaving too little for the weights' workspace and the batch."))
+        .fix(Fix::flag("--cache-max-entry-count", format!("{next:.2}"), format!("half the KV cache share ({now:.2} now)")));
+    if let Some(len) = s.session_len.filter(|l| *l > 2048) {
+        f = f.fix(Fix::flag("--session-len", pow2_floor(len / 2), format!("older TurboMind sizes KV per sequence for session_len ({len} now)")));
+    }
+    f.fix(Fix::flag("--max-batch-size", 8, "fewer sequences in flight"))
 }
 
 pub(crate) fn graph_fixes(ctx: &Context, mut f: Finding) -> Finding {
@@ -428,12 +510,7 @@ pub(crate) fn host(ctx: &Context) -> Finding {
         LogEvent::OllamaSystemMemory {
             required,
             available,
-        } => {
-            if *required > available * 2 {
-                return weights(ctx, format!("Ollama says the model needs {} of system memory but {} is available: far too large for this machine.", fmt_bytes(*required), fmt_bytes(*available)));
-            }
-            (0.8, format!("Ollama says the part of the model kept in RAM needs {} but {} (free RAM + swap) is available.", fmt_bytes(*required), fmt_bytes(*available)))
-        }
+        } => (0.85, format!("Ollama refused to load: the part of the model it keeps in system RAM needs {} but only {} (free RAM + swap) is available (llm/server.go). Host memory, not the GPU, is short by {}.", fmt_bytes(*required), fmt_bytes(*available), fmt_bytes(required.saturating_sub(*available)))),
         _ => (0.5, "Host memory ran out.".to_string()),
     };
     let mut f = Finding::new(Cause::HostMemory, conf, what);
@@ -450,9 +527,27 @@ pub(crate) fn host(ctx: &Context) -> Finding {
             .fix(Fix::flag("--max-parallel-loading-workers", 1, "load checkpoint shards one worker at a time"))
             .fix(Fix::flag("MAX_JOBS", 4, "fewer parallel compile jobs on first start (torch.compile/kernels)"))
             .fix(Fix::action("use safetensors checkpoints (memory-mapped, not copied into RAM)")),
-        Engine::LlamaCpp | Engine::Ollama => f
-            .fix(Fix::flag("-ngl", "99", "keep more layers on the GPU so less stays in RAM"))
-            .fix(Fix::action("use a smaller quant; keep mmap on (no --no-mmap) so weights page from disk")),
+        Engine::Ollama => {
+            let short = match e {
+                LogEvent::OllamaSystemMemory { required, available } => required.saturating_sub(*available),
+                _ => 0,
+            };
+            let f = if short > 0 {
+                f.fact(format!("short by {}", fmt_bytes(short)))
+                    .fix(Fix::action(format!("free at least {} of RAM (close applications, add swap), or pick a model/quant at least {} smaller", fmt_bytes(short), fmt_bytes(short))))
+            } else {
+                f
+            };
+            f.fix(Fix::flag("OLLAMA_MAX_LOADED_MODELS", 1, "models loaded earlier stay in memory for OLLAMA_KEEP_ALIVE (5 min); keep one at a time"))
+                .fix(Fix::flag("OLLAMA_NUM_PARALLEL", 1, "each parallel slot adds its own context to the KV cache"))
+        }
+        Engine::LlamaCpp => {
+            let f = match ctx.settings.n_gpu_layers {
+                Some(n) if n >= 0 && n < 99 => f.fix(Fix::flag("-ngl", 99, "keep every layer on the GPU so less stays in RAM")),
+                _ => f,
+            };
+            f.fix(Fix::action("use a smaller quant; keep mmap on (no --no-mmap) so weights page from disk"))
+        }
         _ => f
             .fix(Fix::action("load with low_cpu_mem_usage=True / device_map=\"auto\" so weights go to the GPU shard by shard"))
             .fix(Fix::action("add RAM or swap (page file on Windows)")),
@@ -467,6 +562,9 @@ pub(crate) fn not_oom(kind: NotOomKind) -> Finding {
         NotOomKind::SharedMemory => ("Shared memory (/dev/shm) ran out: the container's shm is too small, GPU memory is fine.", Fix::action("run the container with --ipc=host or a larger --shm-size")),
         NotOomKind::DeviceAssert => ("A device-side assert (e.g. a token id out of range), not a lack of memory.", Fix::flag("CUDA_LAUNCH_BLOCKING", 1, "locate the assert")),
         NotOomKind::DeviceLost => ("The GPU stopped responding (Xid / fallen off the bus): a hardware, power or driver fault, not a lack of memory.", Fix::action("check `dmesg` for NVRM Xid errors, power and cooling; reset the GPU")),
+        NotOomKind::AddressSpace => ("A reservation of virtual address space failed (CUDA VMM pool or memory pool), which the driver reports as out of memory while device memory is free: common under Windows WDDM/WSL.", Fix::flag("GGML_CUDA_NO_VMM", "ON", "llama.cpp: build without the VMM pool (cmake -DGGML_CUDA_NO_VMM=ON); other stacks: raise the Windows page file / avoid creating many memory pools")),
+        NotOomKind::BufferLimit => ("One buffer was larger than the graphics API allows in a single allocation (Vulkan maxMemoryAllocationSize, Metal maxBufferLength, Level Zero's 4 GB): a per-buffer limit, not a lack of memory.", Fix::action("make the largest buffer smaller: a smaller -ub/-b micro-batch or context for compute buffers, split weights (llama.cpp does per-buffer splitting in newer builds), or another backend (CUDA/ROCm)")),
+        NotOomKind::GgmlContextPool => ("ggml's fixed-size context pool for tensor metadata overflowed: a llama.cpp bug in the build in use, not GPU memory.", Fix::action("update llama.cpp (or llama-cpp-python) to a release with the fix")),
         NotOomKind::ProfilingAssertEqual => ("vLLM's profiling assertion fired with identical free memory before and after: a vLLM bug (fixed by PR #33358), not another process and not a lack of memory.", Fix::action("upgrade vLLM to a release with PR #33358")),
     };
     Finding::new(Cause::NotOom, 0.75, summary).fix(fix)

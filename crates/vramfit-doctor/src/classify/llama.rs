@@ -4,11 +4,39 @@
 use vramfit_model::units::fmt_bytes;
 
 use super::{torch, Cause, Context, Finding};
+use crate::settings::Engine;
 use crate::events::{BufferKind, LogEvent};
 use crate::fixes::{layers_that_fit, llama_ctx_that_fits, pow2_floor, Fix, LLAMA_FIT_MARGIN};
 
+/// Ollama runs llama.cpp but takes its settings as Modelfile/API options and environment
+/// variables (ollama api/types.go Options, envconfig/config.go): the same fix in its words.
+pub(crate) fn in_engine_words(ctx: &Context, mut f: Finding) -> Finding {
+    if ctx.engine != Engine::Ollama {
+        return f;
+    }
+    for fix in &mut f.fixes {
+        let (flag, value) = match fix.flag.as_str() {
+            "-ngl" => ("num_gpu", fix.value.clone()),
+            "-c" => ("num_ctx", fix.value.clone()),
+            "-ub" | "-b" => ("num_batch", fix.value.clone()),
+            "-np" => ("OLLAMA_NUM_PARALLEL", fix.value.clone()),
+            "-ctk" => ("OLLAMA_KV_CACHE_TYPE", fix.value.clone()),
+            "-fa" => ("OLLAMA_FLASH_ATTENTION", "1".to_string()),
+            _ => continue,
+        };
+        fix.flag = flag.to_string();
+        fix.value = value;
+    }
+    f
+}
+
 /// llama.cpp: which allocation failed (weights, KV, compute), on which device, with which sizes.
 pub(crate) fn llama(ctx: &Context) -> Finding {
+    let f = llama_inner(ctx);
+    in_engine_words(ctx, f)
+}
+
+fn llama_inner(ctx: &Context) -> Finding {
     let failed = ctx.before(|e| match e {
         LogEvent::GgmlAllocFailed { device, bytes } => Some((device.clone(), *bytes)),
         _ => None,
@@ -55,15 +83,10 @@ pub(crate) fn llama(ctx: &Context) -> Finding {
                 free.and_then(|fr| ctx.fx.llamacpp_max_gpu_layers(ctx.settings, fr))
             {
                 f = f.fix(Fix::flag("-ngl", n, "the layers that fit (engine model)"));
+            } else if let Some(n) = ctx.settings.n_gpu_layers.filter(|n| *n > 1) {
+                f = f.fix(Fix::flag("-ngl", n / 2, format!("half of the {n} GPU layers; raise it until the load fails")));
             } else {
-                f = f.fix(Fix::flag(
-                    "-ngl",
-                    ctx.settings
-                        .n_gpu_layers
-                        .filter(|n| *n > 1)
-                        .map_or("fewer".to_string(), |n| (n / 2).to_string()),
-                    "offload fewer layers to the GPU",
-                ));
+                f = f.fix(Fix::action("offload fewer layers (-ngl N, starting from half the model's layers)"));
             }
             f.fix(Fix::action("use a smaller quant (e.g. Q4_K_M instead of Q8_0), or --tensor-split over more GPUs"))
         }
@@ -160,7 +183,12 @@ fn llama_kv(
     ))
 }
 
-pub(crate) fn llama_compute_fixes(ctx: &Context, mut f: Finding) -> Finding {
+pub(crate) fn llama_compute_fixes(ctx: &Context, f: Finding) -> Finding {
+    let f = llama_compute_inner(ctx, f);
+    in_engine_words(ctx, f)
+}
+
+fn llama_compute_inner(ctx: &Context, mut f: Finding) -> Finding {
     let s = ctx.settings;
     if let Some(c) = ctx.find(|e| match e {
         LogEvent::LlamaPipelineCopies { copies } if *copies > 1 => Some(*copies),
@@ -191,4 +219,65 @@ pub(crate) fn llama_compute_fixes(ctx: &Context, mut f: Finding) -> Finding {
         ));
     }
     f
+}
+
+/// Ollama's new engine: `memory layout cannot be allocated with num_gpu = N`. The layers the
+/// user asked for (num_gpu) do not fit with the KV cache and compute graph Ollama printed per
+/// device; the number that fits follows from those sizes and the GPU's available memory.
+pub(crate) fn ollama_layout(ctx: &Context, num_gpu: u64) -> Finding {
+    let sum = |kind: BufferKind| -> u64 {
+        let mut total = 0;
+        for l in ctx.events.iter() {
+            if let LogEvent::LlamaBuffer { kind: k, device, bytes } = &l.event {
+                if *k == kind && device.as_deref().is_some_and(|d| !d.starts_with("CPU")) {
+                    total += bytes;
+                }
+            }
+        }
+        total
+    };
+    let (weights, kv, graph) = (sum(BufferKind::Model), sum(BufferKind::Kv), sum(BufferKind::Compute));
+    let available: u64 = ctx
+        .events
+        .iter()
+        .filter_map(|l| match l.event {
+            LogEvent::OllamaGpu { available, .. } => Some(available),
+            _ => None,
+        })
+        .sum();
+    let mut f = Finding::new(
+        Cause::WeightsDoNotFit,
+        0.7,
+        format!("Ollama cannot lay out {num_gpu} GPU layers: the weights of those layers, the KV cache and the compute graph do not fit the GPUs' free memory."),
+    );
+    if weights + kv + graph > 0 {
+        f = f.fact(format!(
+            "on the GPUs: weights {}, KV cache {}, compute graph {}",
+            fmt_bytes(weights),
+            fmt_bytes(kv),
+            fmt_bytes(graph)
+        ));
+    }
+    if available > 0 {
+        f = f.fact(format!("GPUs report {} available", fmt_bytes(available)));
+    }
+    if weights > 0 && available > 0 && num_gpu > 0 {
+        let per_layer = weights / num_gpu;
+        let room = available.saturating_sub(kv + graph);
+        if let Some(n) = layers_that_fit(per_layer, room).filter(|n| *n < num_gpu) {
+            f = f.fix(Fix::flag(
+                "num_gpu",
+                n,
+                format!("{} per layer; {} left after KV and graph", fmt_bytes(per_layer), fmt_bytes(room)),
+            ));
+        }
+    }
+    if kv > weights / 4 && kv > 0 {
+        let c = ctx.settings.n_ctx.filter(|c| *c > 2048);
+        f = match c {
+            Some(c) => f.fix(Fix::flag("num_ctx", pow2_floor(c / 2), format!("the KV cache ({}) is large: half the context ({c} now)", fmt_bytes(kv)))),
+            None => f.fix(Fix::flag("OLLAMA_KV_CACHE_TYPE", "q8_0", format!("the KV cache ({}) is large: 8-bit halves it (with OLLAMA_FLASH_ATTENTION=1)", fmt_bytes(kv)))),
+        };
+    }
+    f.fix(Fix::action(format!("or remove the num_gpu {num_gpu} override (Modelfile PARAMETER num_gpu / API option) so Ollama offloads only the layers that fit")))
 }

@@ -14,7 +14,7 @@ mod torch;
 use serde::Serialize;
 
 use crate::events::{read_events, Located, LogEvent, Phase};
-use crate::fixes::{Fix, FixEngine, LogOnly};
+use crate::fixes::{vet, Fix, FixEngine, LogOnly};
 use crate::settings::{detect_engine, read_settings, EchoedSettings, Engine};
 
 /// The root cause of a crash, as the design names them.
@@ -135,12 +135,20 @@ pub(crate) struct Context<'a> {
     pub fx: &'a dyn FixEngine,
     /// index of the failure in `events`
     pub at: usize,
+    /// seconds from the log's first timestamp to the failure (events::time)
+    pub elapsed: Option<i64>,
 }
 
 impl Context<'_> {
     /// What the process was doing at the failure: the last phase marker at or before it.
     pub fn phase(&self) -> Option<(Phase, &Located)> {
-        self.events[..=self.at]
+        // markers on the failure's own line count (a frame name printed with the error)
+        let line = self.events[self.at].line;
+        let end = self.events[self.at..]
+            .iter()
+            .position(|l| l.line != line)
+            .map_or(self.events.len(), |p| self.at + p);
+        self.events[..end]
             .iter()
             .rev()
             .find_map(|l| match l.event {
@@ -187,7 +195,9 @@ impl Context<'_> {
 /// Strength of a failure: 2 specific OOM, 1 generic OOM, 0 lookalike.
 fn tier(e: &LogEvent) -> u8 {
     match e {
-        LogEvent::NotOom(_) => 0,
+        // a lookalike that explains the OOM text outranks every OOM line it explains
+        LogEvent::NotOom(k) if k.explains_oom() => 3,
+        LogEvent::NotOom(_) | LogEvent::OomDescribed => 0,
         e if e.is_generic() => 1,
         _ => 2,
     }
@@ -208,6 +218,46 @@ const OOM_WORDS: &[&str] = &[
     "erroroutofmemory",
 ];
 
+/// The engine a message belongs to when the log names none: vLLM's, SGLang's, TGI's,
+/// llama.cpp's and TurboMind's own messages identify their engine.
+fn engine_of(detected: Engine, events: &[Located]) -> Engine {
+    if !matches!(detected, Engine::Unknown | Engine::Pytorch | Engine::Transformers) {
+        return detected;
+    }
+    for l in events.iter().rev() {
+        use LogEvent::*;
+        let e = match &l.event {
+            VllmKvTooSmall { .. }
+            | VllmV0KvTooSmall { .. }
+            | VllmNoCacheBlocks
+            | VllmFreeBelowDesired { .. }
+            | VllmProfilingFreeGrew { .. }
+            | VllmSamplerWarmupOom { .. }
+            | VllmCudaGraphOomHint
+            | VllmBudget { .. }
+            | VllmBreakdown { .. }
+            | VllmAvailableKv { .. }
+            | VllmConcurrency { .. }
+            | VllmWeightsLoaded { .. }
+            | WeightsTooLarge => Engine::Vllm,
+            SglangNotEnoughMemory | SglangReqSlots | SglangCaptureFailed { .. } => Engine::Sglang,
+            TgiPrefillTooLarge { .. } | TgiTotalTokensTooLarge { .. } => Engine::Tgi,
+            GgmlAllocFailed { .. }
+            | LlamaWeightsAllocFailed { .. }
+            | LlamaKvAllocFailed
+            | LlamaComputeAllocFailed
+            | LlamaBuffer { .. }
+            | LlamaDeviceFree { .. }
+            | LlamaOffloaded { .. } => Engine::LlamaCpp,
+            TurbomindOom => Engine::Lmdeploy,
+            OllamaSystemMemory { .. } | OllamaLayoutFailed { .. } | OllamaGpu { .. } => Engine::Ollama,
+            _ => continue,
+        };
+        return e;
+    }
+    detected
+}
+
 /// Diagnose a log with the log's own numbers only.
 pub fn diagnose(text: &str) -> Diagnosis {
     diagnose_with(text, &LogOnly)
@@ -217,7 +267,7 @@ pub fn diagnose(text: &str) -> Diagnosis {
 pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
     let events = read_events(text);
     let settings = read_settings(text);
-    let engine = detect_engine(text);
+    let engine = engine_of(detect_engine(text), &events);
     // llama.cpp retries a failed compute reservation without pipeline parallelism (Ollama
     // llm/status.go treats that as recoverable): failures before the retry were recovered from.
     let retried_at = events
@@ -244,8 +294,13 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
                 engine,
                 fx,
                 at,
+                elapsed: crate::events::time::elapsed(text, events[at].line),
             };
-            let f = rule(&ctx);
+            let mut f = rule(&ctx);
+            if let Some(s) = ctx.elapsed.filter(|s| *s >= 60 && f.cause != Cause::NotOom) {
+                let stage = if s >= 3600 { "steady state, hours after start-up" } else if s >= 600 { "after start-up" } else { "during start-up" };
+                f = f.fact(format!("failed {} h {} min after the log's first timestamp ({stage})", s / 3600, (s % 3600) / 60));
+            }
             let mut lines = vec![&events[at]];
             if let Some((_, l)) = ctx.phase() {
                 if l.line != events[at].line && f.cause != Cause::NotOom {
@@ -269,6 +324,7 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
         ),
         None => (nothing_recognised(text), Vec::new()),
     };
+    let fixes = vet(finding.fixes.clone(), engine, &settings);
     let mut evidence = finding.facts.clone();
     for l in anchor_lines {
         evidence.push(format!("line {}: {}", l.line, l.text));
@@ -279,7 +335,7 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
         engine,
         summary: finding.summary,
         evidence,
-        fixes: finding.fixes,
+        fixes,
         settings,
         events,
     }
@@ -323,9 +379,15 @@ fn nothing_recognised(text: &str) -> Finding {
 fn rule(ctx: &Context) -> Finding {
     match &ctx.events[ctx.at].event {
         LogEvent::TorchOom(t) => torch::caching_allocator(ctx, t),
-        LogEvent::CudaMallocAsyncOom { .. } | LogEvent::MpsOom { .. } | LogEvent::RawCudaOom => {
-            torch::other_allocators(ctx)
-        }
+        LogEvent::CudaMallocAsyncOom { .. }
+        | LogEvent::MpsOom { .. }
+        | LogEvent::RawCudaOom
+        | LogEvent::DeviceOom { .. } => torch::other_allocators(ctx),
+        LogEvent::NcclOom => engines::nccl(ctx),
+        LogEvent::OomDescribed => torch::by_phase(ctx, "The report describes an out-of-memory failure"),
+        LogEvent::TurbomindOom => engines::lmdeploy(ctx),
+        LogEvent::DispatchedToCpu => engines::dispatched_to_cpu(ctx),
+        LogEvent::OllamaLayoutFailed { num_gpu } => llama::ollama_layout(ctx, *num_gpu),
         LogEvent::HostAllocFailed { .. }
         | LogEvent::HostKilled(_)
         | LogEvent::OllamaSystemMemory { .. } => engines::host(ctx),

@@ -20,6 +20,12 @@ use crate::settings::Engine;
 const FRAGMENTATION_MIN_SHARE: f64 = 0.02;
 /// Free memory must exceed the request by this much (or 2% of the GPU) to call the OOM odd.
 const FREE_SLACK: u64 = 512 * MIB;
+/// With no total printed, one request this large exceeds the memory of nearly every GPU in use
+/// (and any single weight or KV tensor, which engines allocate per layer).
+const HUGE_REQUEST: u64 = 32 * GIB;
+/// The CUDA context and library handles of a process, outside PyTorch's reservation
+/// (~300-500 MiB on current drivers; vllm/utils memory profiling counts it as non-torch).
+const CONTEXT_BYTES: u64 = 512 * MIB;
 
 fn expandable(u: u64, q: u64) -> Fix {
     Fix::flag(
@@ -71,28 +77,56 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
     };
     let head = format!("PyTorch failed to allocate {}{dev}", fmt_bytes(q));
     let total = t.total.unwrap_or(0);
-    if total > 0 && q > total {
+    // Rule 1: one tensor larger than the device (or, with no total printed, larger than any
+    // device people run this on) is an activation that scales with the input: a shape bug or
+    // attention without a memory-efficient kernel.
+    if (total > 0 && q > total) || (total == 0 && q >= HUGE_REQUEST) {
+        let than = if total > 0 {
+            format!("more than the whole GPU ({})", fmt_bytes(total))
+        } else {
+            format!("more than {} in one tensor", fmt_bytes(HUGE_REQUEST))
+        };
         return Finding::new(
             Cause::ActivationPeak,
-            0.6,
-            format!("{head}, more than the whole GPU ({}): one tensor this large is an activation that grows with the input (batch x sequence, or attention without a memory-efficient kernel), not something any memory setting can fit.", fmt_bytes(total)),
+            0.75,
+            format!("{head}, {than}: one tensor this large is an activation that grows with the input (batch x sequence, image size, or attention without a memory-efficient kernel), not something any memory setting can fit."),
         )
-        .fact(format!("requested {} > total {}", fmt_bytes(q), fmt_bytes(total)))
-        .fix(Fix::action("reduce the batch size or the sequence length of the failing call"));
+        .fact(format!("requested {} vs total {}", fmt_bytes(q), if total > 0 { fmt_bytes(total) } else { "not printed".into() }))
+        .fix(Fix::action("reduce the batch size, the sequence length or the image resolution of the failing call"))
+        .fix(Fix::flag("attn_implementation", "sdpa", "a memory-efficient attention kernel instead of the eager attention matrix (transformers)"));
     }
+    // Rule 2: Level Zero (XPU) refuses any single allocation over 4 GiB unless relaxed
+    // allocation limits are enabled (IPEX/torch-xpu-ops; intel-extension-for-pytorch#629).
+    if t.backend == "XPU" && q > 4 * GIB && t.allocated.unwrap_or(0) < q && (total == 0 || q < total) {
+        return Finding::new(Cause::NotOom, 0.7, format!("{head} on an Intel GPU: Level Zero limits one allocation to 4 GiB, whatever is free. This is a per-buffer limit, not a lack of memory."))
+            .fact(format!("requested {} > 4 GiB single-allocation limit", fmt_bytes(q)))
+            .fix(Fix::action("set UR_L0_USE_RELAXED_ALLOCATION_LIMITS=1 (and build with -ze-opt-greater-than-4GB-buffer-required), or split the tensor"));
+    }
+    // Rule 3: fragmentation, from the message's own arithmetic (research/torch_snapshot.md
+    // §13; c10/cuda/CUDACachingAllocator.cpp frees cached blocks and retries before raising,
+    // so what is still reserved-but-unallocated sits in partly used segments):
+    // - reserved-but-unallocated at least twice the request, or
+    // - free alone short of the request while free + reserved-unallocated covers it,
+    // and in both cases more than allocator rounding noise (2% of the device).
     if let Some(u) = t.reserved_unallocated {
         let noise = (total as f64 * FRAGMENTATION_MIN_SHARE) as u64;
         let free = t.free.unwrap_or(0);
-        let strong = u >= q && u >= noise;
-        let weak = free < q && free + u >= q && total > 0 && u as f64 >= total as f64 * 0.05;
-        if strong || weak {
-            let conf = if strong { 0.8 } else { 0.6 };
+        let strong = u >= q.saturating_mul(2) && u >= noise;
+        let covers = t.free.is_some() && free < q && free.saturating_add(u) >= q && u >= noise;
+        if total > 0 && (strong || covers) {
+            let conf = if strong { 0.8 } else { 0.7 };
+            let rule = if strong {
+                format!("{} reserved but unallocated >= 2 x {} requested", fmt_bytes(u), fmt_bytes(q))
+            } else {
+                format!("free {} < {} requested <= free + reserved-unallocated {}", fmt_bytes(free), fmt_bytes(q), fmt_bytes(free + u))
+            };
             let mut f = Finding::new(
                 Cause::Fragmentation,
                 conf,
                 format!("{head} while PyTorch held {} reserved but unallocated: the memory exists inside PyTorch's cache, split into blocks too small for this request (fragmentation).", fmt_bytes(u)),
             )
-            .fact(format!("{} reserved but unallocated vs {} requested; {} free on the device", fmt_bytes(u), fmt_bytes(q), fmt_bytes(free)));
+            .fact(rule)
+            .fact(format!("{} reserved but unallocated is {:.1}% of the {} GPU", fmt_bytes(u), 100.0 * u as f64 / total as f64, fmt_bytes(total)));
             if ctx.settings.expandable_segments == Some(true) {
                 f = f.fix(Fix::action("expandable_segments is already on: free cached blocks between phases (torch.cuda.empty_cache()) or lower the peak"));
             } else {
@@ -126,12 +160,53 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
                 .fix(Fix::action("check MIG/vGPU limits and, on APUs, the GTT/TTM limits of the driver"));
         }
     }
-    if let Some((others, list)) = foreign(t) {
-        if others >= GIB.max((total as f64 * 0.1) as u64) {
-            return other_processes(ctx, t, &head, others, &list);
+    // Rule 4: other tenants named in the message's process list.
+    let listed = foreign(t);
+    if let Some((others, list)) = &listed {
+        if *others >= GIB.max((total as f64 * 0.1) as u64) {
+            return other_processes(ctx, t, &head, *others, list);
         }
     }
-    let mut f = by_phase(ctx, &head);
+    // Rule 5: what the process was doing decides (sampler warm-up, graphs, profiling, load)
+    let phase = ctx.phase().map(|(p, _)| p);
+    if phase.is_some_and(|p| p != Phase::Serving) {
+        return annotate(by_phase(ctx, &head), t);
+    }
+    // Rule 5b: without a process list, total - this process (or PyTorch's reservation and a
+    // CUDA context) - free is held by other tenants.
+    if listed.is_none() {
+        if let (Some(tot), Some(fr)) = (t.total, t.free) {
+            let mine = t
+                .this_process
+                .or_else(|| t.reserved().map(|r| r + CONTEXT_BYTES));
+            if let Some(mine) = mine {
+                let others = tot.saturating_sub(mine).saturating_sub(fr);
+                if others >= (2 * GIB).max((tot as f64 * 0.15) as u64) {
+                    return other_processes(ctx, t, &head, others, &[])
+                        .fact(format!("total {} - this process {} - free {} = {} held outside it", fmt_bytes(tot), fmt_bytes(mine), fmt_bytes(fr), fmt_bytes(others)));
+                }
+            }
+        }
+    }
+    // Rule 6: a request of an eighth of the device or more is an activation: weights and KV
+    // caches are allocated per layer, in pieces far smaller than that (a 70B model's largest
+    // weight, the embedding, is ~3% of an 80 GB GPU).
+    if total > 0 && q >= total / 8 {
+        return Finding::new(
+            Cause::ActivationPeak,
+            0.65,
+            format!("{head}, {:.0}% of the whole GPU in one tensor: an activation (attention scores, logits or a batch of intermediates) that grows with the input, not the weights or the cache.", 100.0 * q as f64 / total as f64),
+        )
+        .fact(format!("requested {} >= 1/8 of total {}", fmt_bytes(q), fmt_bytes(total)))
+        .fix(Fix::action("reduce the batch size or the sequence length (image size) of the failing call"))
+        .fix(Fix::flag("attn_implementation", "sdpa", "memory-efficient attention instead of materialised attention scores (transformers)"))
+        .fix(Fix::flag("--max-num-batched-tokens", ctx.settings.max_num_batched_tokens.map_or(2048, |b| pow2_floor(b / 2)), "a smaller prefill chunk bounds the activation (vLLM)"));
+    }
+    annotate(by_phase(ctx, &head), t)
+}
+
+/// Add the message's numbers to a phase-based finding.
+fn annotate(mut f: Finding, t: &TorchOom) -> Finding {
     if let (Some(p), Some(a)) = (t.private_pools, t.allocated) {
         if p > 0 {
             f = f.fact(format!(
@@ -141,7 +216,7 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
             ));
         }
     }
-    if let (Some(free), true) = (t.free, total > 0) {
+    if let (Some(free), Some(total), Some(q)) = (t.free, t.total, t.requested) {
         f = f.fact(format!(
             "{} free of {}; {} requested",
             fmt_bytes(free),
@@ -164,6 +239,11 @@ fn other_processes(
         .take(4)
         .map(|(pid, b)| format!("process {pid} holds {}", fmt_bytes(*b)))
         .collect();
+    let names = if names.is_empty() {
+        vec!["the message does not list them".to_string()]
+    } else {
+        names
+    };
     let mut f = Finding::new(
         Cause::OtherProcesses,
         0.75,
@@ -215,9 +295,51 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
         // wake_up (vllm/device_allocator/cumem.py); failing there means another process (the
         // colocated trainer) took that memory in the meantime.
         Some(Phase::WakeUp) => Finding::new(Cause::OtherProcesses, 0.7, format!("{head} while vLLM woke from sleep mode: the memory it released while asleep was taken by another process (a colocated trainer) before it could map it back."))
-            .fix(Fix::flag("--gpu-memory-utilization", ctx.utilization().map_or("lower".to_string(), |u| format!("{:.2}", u - 0.1)), "a smaller vLLM share leaves the trainer its peak"))
+            .fix(match ctx.utilization() {
+                Some(u) if u > 0.15 => Fix::flag("--gpu-memory-utilization", format!("{:.2}", u - 0.1), format!("a smaller vLLM share than {u:.2} leaves the trainer its peak")),
+                _ => Fix::action("give vLLM a smaller gpu_memory_utilization than the trainer's free share (vLLM's default 0.9 assumes the GPU is its own)"),
+            })
             .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM")),
-        Some(Phase::Serving) | None => runtime(ctx, head),
+        Some(Phase::Serving) => runtime(ctx, head),
+        // no progress line, but the timestamps say the process had been up for a while
+        None if ctx.elapsed.is_some_and(|s| s >= 600) => runtime(ctx, head),
+        None => no_phase(ctx, head),
+    }
+}
+
+/// Nothing in the log says what the process was doing. For llama.cpp the order of its
+/// allocations decides: weights are allocated first (llama_model_load), so a device failure
+/// with no KV or compute lines before it is the weights. Ollama picks the GPU layers from
+/// free memory so that the weights fit (llm/memory.go EstimateGPULayers); what it
+/// under-counts is the context (ollama#1952: the estimate ignored num_ctx), so a bare OOM
+/// there is the KV cache. A Metal command-buffer OOM is raised when a computation's working
+/// set cannot be made resident: the activation of that step.
+fn no_phase(ctx: &Context, head: &str) -> Finding {
+    let metal = matches!(&ctx.events[ctx.at].event, LogEvent::DeviceOom { api } if api == "Metal");
+    match ctx.engine {
+        _ if metal => Finding::new(Cause::ActivationPeak, 0.5, format!("{head}: Metal could not make the working set of one command buffer resident; the computation being run (its intermediates) needs more than the GPU may use."))
+            .fix(Fix::action("process smaller chunks (batch, resolution, sequence), or evaluate the graph in pieces")),
+        Engine::LlamaCpp => {
+            let s = ctx.settings;
+            let mut f = Finding::new(Cause::WeightsDoNotFit, 0.45, format!("{head} before llama.cpp printed any KV-cache or compute-buffer line: it allocates the weights first, so the layers given to the GPU did not fit."));
+            f = match s.n_gpu_layers.filter(|n| *n > 1) {
+                Some(n) => f.fix(Fix::flag("-ngl", n / 2, format!("half of the {n} GPU layers; raise it until the load fails"))),
+                None => f.fix(Fix::flag("-ngl", 0, "start with every layer on the CPU, then raise -ngl until the load fails")),
+            };
+            f.fix(Fix::action("use a smaller quant (Q4_K_M instead of Q8_0)"))
+        }
+        Engine::Ollama => {
+            let s = ctx.settings;
+            let f = Finding::new(Cause::KvCache, 0.45, format!("{head} in Ollama's runner: Ollama offloads only the layers whose weights fit the free memory, so what overflowed is what its estimate under-counted, the context's KV cache (num_ctx) and its buffers."));
+            let ctx_now = s.n_ctx.unwrap_or(0);
+            let f = if ctx_now > 2048 {
+                f.fix(Fix::flag("num_ctx", pow2_floor(ctx_now / 2), format!("half the context ({ctx_now} now); the KV cache scales with it")))
+            } else {
+                f.fix(Fix::action("lower num_ctx (Modelfile PARAMETER num_ctx, or the API option) below the model's default context"))
+            };
+            f.fix(Fix::flag("OLLAMA_KV_CACHE_TYPE", "q8_0", "halves the KV cache (needs OLLAMA_FLASH_ATTENTION=1)"))
+        }
+        _ => runtime(ctx, head),
     }
 }
 
@@ -233,10 +355,14 @@ fn runtime(ctx: &Context, head: &str) -> Finding {
         Engine::LlamaCpp | Engine::Ollama => {
             let mut f = Finding::new(Cause::ActivationPeak, 0.45, format!("{head}: after loading, a buffer outside llama.cpp's reserved compute graph (batch workspace) did not fit next to the weights and KV cache."));
             f = match (ctx.engine, s.n_gpu_layers.filter(|n| *n > 1)) {
-                (Engine::Ollama, _) => f.fix(Fix::flag("num_gpu", "fewer", "Ollama option: fewer layers on the GPU leaves room for the buffers (or set OLLAMA_GPU_OVERHEAD)")),
+                (Engine::Ollama, Some(n)) => f.fix(Fix::flag("num_gpu", n - n / 8, format!("about 1/8 fewer GPU layers than {n}: room for the buffers"))),
+                (Engine::Ollama, None) => f.fix(Fix::flag("OLLAMA_GPU_OVERHEAD", 1u64 << 30, "reserve 1 GiB per GPU outside Ollama's layer estimate, so it offloads fewer layers")),
                 (_, Some(n)) => f.fix(Fix::flag("-ngl", n - n / 8, format!("about 1/8 fewer GPU layers than {n}"))),
-                _ => f.fix(Fix::flag("-ngl", "fewer", "fewer GPU layers leaves room for the buffers")),
+                _ => f.fix(Fix::action("offload fewer layers (-ngl) to leave room for the buffers")),
             };
+            if ctx.engine == Engine::Ollama {
+                return f.fix(Fix::flag("num_batch", pow2_floor(s.n_batch.unwrap_or(512) / 2).max(32), "a smaller batch shrinks the workspaces"));
+            }
             f.fix(Fix::flag("-ub", pow2_floor(s.n_ubatch.unwrap_or(512) / 2).max(32), "a smaller micro-batch shrinks the workspaces"))
         }
         Engine::Vllm | Engine::Sglang | Engine::Tgi => {
@@ -316,6 +442,10 @@ pub(crate) fn other_allocators(ctx: &Context) -> Finding {
                     ),
                 );
             }
+            by_phase(ctx, &head)
+        }
+        LogEvent::DeviceOom { api } => {
+            let head = format!("A {api} allocation ran out of device memory (no numbers in the message)");
             by_phase(ctx, &head)
         }
         _ => {

@@ -64,6 +64,20 @@ static PIPELINE: LazyLock<Regex> =
 static OLLAMA_SYSTEM: LazyLock<Regex> =
     LazyLock::new(|| re(r"model requires more system memory \(SIZE\) than is available \(SIZE\)"));
 
+// ollama (new engine, llm/server.go): `memory layout cannot be allocated with num_gpu = N`
+static OLLAMA_LAYOUT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"memory layout cannot be allocated with num_gpu = (\d+)"));
+// ollama ml/backend/ggml (backend.go, ggml.go): per-device breakdown lines
+// `msg="model weights" device=CUDA0 size="11.9 GiB"` (or buffer=), `msg="kv cache" ...`,
+// `msg="compute graph" device=CUDA0 size="98.0 MiB"` (or backend=/buffer_type=)
+static OLLAMA_PART: LazyLock<Regex> = LazyLock::new(|| {
+    re(r#"msg="(model weights|kv cache|compute graph)"(?:\s+\w+=\S+)*?\s+(?:device|buffer|buffer_type)=(\S+)(?:\s+\w+=\S+)*?\s+size="SIZE""#)
+});
+// ollama discover (types.go LogDetails): `msg="inference compute" ... total="X" available="Y"`
+static OLLAMA_GPU: LazyLock<Regex> = LazyLock::new(|| {
+    re(r#"msg="inference compute".*?total="SIZE".*?available="SIZE""#)
+});
+
 /// ggml buffer types that live in host RAM: `CPU`, `CPU_Mapped`, `CUDA_Host` (pinned), ...
 fn is_host(buffer_type: &str) -> bool {
     buffer_type.starts_with("CPU") || buffer_type.ends_with("_Host")
@@ -77,7 +91,8 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         || line.contains("memory")
         || line.contains("kv cache")
         || line.contains("offloaded")
-        || line.contains("pipeline"))
+        || line.contains("pipeline")
+        || line.contains("msg="))
     {
         return;
     }
@@ -188,6 +203,32 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
     if let Some(c) = PIPELINE.captures(line) {
         if let Ok(n) = c[1].parse() {
             out.push(LogEvent::LlamaPipelineCopies { copies: n });
+        }
+    }
+    if let Some(c) = OLLAMA_LAYOUT.captures(line) {
+        if let Ok(n) = c[1].parse() {
+            out.push(LogEvent::OllamaLayoutFailed { num_gpu: n });
+        }
+    }
+    if line.contains("msg=\"") {
+        if let Some(c) = OLLAMA_PART.captures(line) {
+            let kind = match &c[1] {
+                "model weights" => BufferKind::Model,
+                "kv cache" => BufferKind::Kv,
+                _ => BufferKind::Compute,
+            };
+            if let Some(bytes) = parse_log_size(&c[3]) {
+                out.push(LogEvent::LlamaBuffer {
+                    kind,
+                    device: Some(c[2].trim_matches('"').to_string()),
+                    bytes,
+                });
+            }
+        }
+        if let Some(c) = OLLAMA_GPU.captures(line) {
+            if let (Some(total), Some(available)) = (parse_log_size(&c[1]), parse_log_size(&c[2])) {
+                out.push(LogEvent::OllamaGpu { total, available });
+            }
         }
     }
     if let Some(c) = OLLAMA_SYSTEM.captures(line) {

@@ -8,6 +8,7 @@
 mod ggml;
 mod serving;
 mod system;
+pub mod time;
 mod torch;
 
 use std::sync::LazyLock;
@@ -86,6 +87,29 @@ pub enum NotOomKind {
     ProfilingAssertEqual,
     /// the GPU stopped answering (NVIDIA Xid 79 "fallen off the bus")
     DeviceLost,
+    /// a virtual-address reservation failed (CUDA VMM pool `cuMemAddressReserve`, memory-pool
+    /// creation on Windows/WSL): reported as out of memory while device memory is free
+    AddressSpace,
+    /// one buffer larger than the API allows (Vulkan maxMemoryAllocationSize, Metal
+    /// maxBufferLength, Level Zero's 4 GiB single allocation), not a lack of memory
+    BufferLimit,
+    /// ggml's fixed-size context pool for tensor metadata (a llama.cpp bug, not GPU memory)
+    GgmlContextPool,
+}
+
+impl NotOomKind {
+    /// Lookalikes that explain the "out of memory" text they come with: they outrank a generic
+    /// OOM line in the same log, where NCCL or illegal-access errors do not (those follow an
+    /// OOM when the other workers die).
+    pub fn explains_oom(self) -> bool {
+        matches!(
+            self,
+            NotOomKind::AddressSpace
+                | NotOomKind::BufferLimit
+                | NotOomKind::GgmlContextPool
+                | NotOomKind::StreamCapture
+        )
+    }
 }
 
 /// One fact read from the log.
@@ -110,6 +134,13 @@ pub enum LogEvent {
     },
     /// `CUDA error: out of memory`, `CUBLAS_STATUS_ALLOC_FAILED`: memory taken outside the allocator
     RawCudaOom,
+    /// an out-of-memory error of another device API (Metal, Vulkan, HIP, SYCL), without numbers
+    DeviceOom { api: String },
+    /// NCCL could not allocate its buffers (`Cuda failure 2 'out of memory'`, `Failed to CUDA
+    /// calloc`): an OOM, in memory outside the framework's pool
+    NcclOom,
+    /// lmdeploy TurboMind: `[TM][ERROR] CUDA runtime error: out of memory`
+    TurbomindOom,
     /// host RAM allocation failed (PyTorch CPU allocator, mmap, ggml CPU buffer)
     HostAllocFailed { requested: Option<u64> },
     /// the process was killed for host memory
@@ -196,9 +227,17 @@ pub enum LogEvent {
     LlamaPipelineCopies { copies: u64 },
     /// Ollama: `model requires more system memory (X) than is available (Y)`
     OllamaSystemMemory { required: u64, available: u64 },
+    /// Ollama (new engine): `memory layout cannot be allocated with num_gpu = N`
+    OllamaLayoutFailed { num_gpu: u64 },
+    /// Ollama: `inference compute ... total="X" available="Y"` for one GPU
+    OllamaGpu { total: u64, available: u64 },
+    /// transformers/accelerate: `Some modules are dispatched on the CPU or the disk`
+    DispatchedToCpu,
 
     /// a non-capacity failure
     NotOom(NotOomKind),
+    /// a person's sentence about an out-of-memory failure (`OOMs during CUDA graph capture`)
+    OomDescribed,
     /// a person reports allocator fragmentation (reserved-but-unallocated)
     FragmentationDescribed { reserved_unallocated: Option<u64> },
     /// a progress message or traceback frame
@@ -222,6 +261,7 @@ impl LogEvent {
                 | LlamaOffloaded { .. }
                 | LlamaPipelineCopies { .. }
                 | LlamaRetryWithoutPipeline
+                | OllamaGpu { .. }
                 | Phase(_)
         )
     }
@@ -232,7 +272,11 @@ impl LogEvent {
         use LogEvent::*;
         match self {
             TorchOom(t) => t.requested.is_none(),
-            RawCudaOom | FragmentationDescribed { .. } | GgmlAllocFailed { .. } => true,
+            RawCudaOom
+            | DeviceOom { .. }
+            | TurbomindOom
+            | FragmentationDescribed { .. }
+            | GgmlAllocFailed { .. } => true,
             HostKilled(k) => matches!(
                 k,
                 HostKill::Exit137 | HostKill::Sigkill | HostKill::Described
@@ -328,6 +372,24 @@ const KEYWORDS: &[&str] = &[
     "_init_cache",
     "determine_",
     "checkpoint",
+    "cumem",
+    "calloc",
+    "cuda failure",
+    "dispatched on the cpu",
+    "memory layout",
+    "inference compute",
+    "insufficient",
+    "maxbuffer",
+    "maximum",
+    "4gb",
+    "num_ctx",
+    "streamcapture",
+    "addressreserve",
+    "memory_resource",
+    "[tm]",
+    "wired",
+    "scaled_dot_product",
+    "loading model tensors",
 ];
 
 static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {
@@ -338,10 +400,11 @@ static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {
 /// Read every event in `text`, in order of appearance.
 pub fn read_events(text: &str) -> Vec<Located> {
     let lines: Vec<&str> = text.lines().map(clip).collect();
-    let mut out = Vec::new();
+    let mut out: Vec<Located> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
+        // the failure is at the end of a log: past the cap, the oldest events go, not the newest
         if out.len() >= MAX_EVENTS {
-            break;
+            out.drain(..MAX_EVENTS / 2);
         }
         if !ANY_KEYWORD.is_match(line) {
             continue;
@@ -354,6 +417,14 @@ pub fn read_events(text: &str) -> Vec<Located> {
         ggml::read(line, &mut found);
         serving::read(&lines, i, &mut found);
         for event in found {
+            // a progress line repeated every few seconds (throughput logs) is one phase marker
+            if let (LogEvent::Phase(p), Some(Located { event: LogEvent::Phase(q), .. })) =
+                (&event, out.last())
+            {
+                if p == q {
+                    continue;
+                }
+            }
             out.push(Located {
                 line: i + 1,
                 text: evidence_text(line),
@@ -361,7 +432,9 @@ pub fn read_events(text: &str) -> Vec<Located> {
             });
         }
     }
-    out.truncate(MAX_EVENTS);
+    if out.len() > MAX_EVENTS {
+        out.drain(..out.len() - MAX_EVENTS);
+    }
     out
 }
 

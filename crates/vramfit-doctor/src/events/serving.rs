@@ -72,8 +72,12 @@ static WEIGHTS: LazyLock<Regex> =
 
 // vllm/v1/worker/gpu_model_runner.py load_model (vllm PR #5714 and later); accelerate's
 // quantizer check (transformers/quantizers, "enough GPU RAM to fit the quantized model")
-static WEIGHTS_TOO_LARGE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"Failed to load model - not enough GPU memory|enough GPU RAM to fit the quantized model")
+static WEIGHTS_TOO_LARGE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Failed to load model - not enough GPU memory"));
+// transformers modeling_utils / quantizers: `Some modules are dispatched on the CPU or the disk.
+// Make sure you have enough GPU RAM to fit the quantized model.`
+static DISPATCHED: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"modules are dispatched on the CPU or the disk|enough GPU RAM to fit the quantized model")
 });
 // sglang/srt/model_executor/model_runner.py
 static SGLANG_NOT_ENOUGH: LazyLock<Regex> =
@@ -103,6 +107,11 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("Capture cuda graph end", Phase::Serving),
     ("Capture cuda graph", Phase::CudaGraphCapture),
     ("in capture_model", Phase::CudaGraphCapture),
+    ("capture_model()", Phase::CudaGraphCapture),
+    // torch/cuda/graphs.py: the frames of torch.cuda.graph capture itself
+    ("in capture_end", Phase::CudaGraphCapture),
+    ("in capture_begin", Phase::CudaGraphCapture),
+    ("torch.cuda.graph(", Phase::CudaGraphCapture),
     ("in _capture_cudagraphs", Phase::CudaGraphCapture),
     ("in capture_one_batch_size", Phase::CudaGraphCapture),
     ("Graph capturing finished", Phase::Serving),
@@ -122,6 +131,13 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("in _init_cache", Phase::KvAllocation),
     // vllm/device_allocator/cumem.py CuMemAllocator.wake_up
     ("in wake_up", Phase::WakeUp),
+    // vllm csrc/cumem_allocator.cpp: the allocator of sleep mode, which exists for colocation
+    // with a trainer (an OOM there means the trainer holds the memory vLLM maps back)
+    ("cumem_allocator", Phase::WakeUp),
+    // llama.cpp src/llama-model.cpp load_tensors
+    ("loading model tensors", Phase::WeightLoading),
+    // sglang/vllm model construction: parameters are created while loading
+    ("in create_weights", Phase::WeightLoading),
     ("Application startup complete", Phase::Serving),
     ("Avg prompt throughput", Phase::Serving),
     ("Uvicorn running on", Phase::Serving),
@@ -208,6 +224,15 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
             }
         }
     }
+    // everything below needs one of these words; progress lines (throughput, requests) stop here
+    const NEEDS: &[&str] = &[
+        "memory", "Memory", "sampler", "total_gpu_memory", "weights take", "concurrency",
+        "Maximum", "loading took", "took", "load model", "dispatched", "GPU RAM", "fraction",
+        "alloc_req_slots", "Capture cuda graph", "prefill tokens", "total tokens", "If this problem",
+    ];
+    if !NEEDS.iter().any(|w| line.contains(w)) {
+        return;
+    }
     if let Some(c) = SAMPLER.captures(line) {
         if let Some(n) = num(&c[1]) {
             out.push(LogEvent::VllmSamplerWarmupOom { num_requests: n });
@@ -263,6 +288,9 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     if WEIGHTS_TOO_LARGE.is_match(line) {
         out.push(LogEvent::Phase(Phase::WeightLoading));
         out.push(LogEvent::WeightsTooLarge);
+    } else if DISPATCHED.is_match(line) {
+        out.push(LogEvent::Phase(Phase::WeightLoading));
+        out.push(LogEvent::DispatchedToCpu);
     }
     if SGLANG_NOT_ENOUGH.is_match(line) {
         out.push(LogEvent::SglangNotEnoughMemory);

@@ -18,7 +18,9 @@ static KERNEL: LazyLock<Regex> = LazyLock::new(|| {
         r"Out of memory: Kill(?:ed)? process|oom-kill:constraint=(\w+)|Memory cgroup out of memory|invoked oom-killer",
     )
 });
-static K8S: LazyLock<Regex> = LazyLock::new(|| re(r"\bOOMKilled\b"));
+// kubelet: `OOMKilled` (container), `System OOM encountered, victim process: X` (node)
+static K8S: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\bOOMKilled\b|System OOM encountered"));
 static EXIT_137: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)exit(?:ed)?(?: with)? (?:code|status)[:=]?\s*137\b|\bcode=137\b|\b137 \(SIGKILL\)")
 });
@@ -44,7 +46,7 @@ static MMAP: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 // Lookalikes: failures that are not a lack of GPU capacity (research/torch_snapshot.md catalog)
-static NOT_OOM: LazyLock<[(Regex, NotOomKind); 6]> = LazyLock::new(|| {
+static NOT_OOM: LazyLock<[(Regex, NotOomKind); 9]> = LazyLock::new(|| {
     [
         (
             re(r"illegal memory access was encountered|cudaErrorIllegalAddress|misaligned address"),
@@ -57,7 +59,7 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 6]> = LazyLock::new(|| {
             NotOomKind::Nccl,
         ),
         (
-            re(r"operation not permitted when stream is capturing"),
+            re(r"operation not permitted when stream is capturing|cudaErrorStreamCapture(?:Unsupported|Invalidated)"),
             NotOomKind::StreamCapture,
         ),
         (
@@ -71,15 +73,46 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 6]> = LazyLock::new(|| {
             NotOomKind::DeviceAssert,
         ),
         (re(r"fallen off the bus|NVRM: Xid"), NotOomKind::DeviceLost),
+        // ggml-cuda.cu pool_vmm: cuMemAddressReserve(CUDA_POOL_VMM_MAX_SIZE) reserves 32 GiB of
+        // address space (fails under WDDM/WSL); cuda.core memory resources reserve VA for a pool
+        (
+            re(r"cuMemAddressReserve|CUDA_POOL_VMM|cuMemPoolCreate|cudaMemPoolCreate|device_memory_resource"),
+            NotOomKind::AddressSpace,
+        ),
+        // ggml-vulkan.cpp (maxMemoryAllocationSize / maxBufferSize), ggml-metal
+        // (device.maxBufferLength), IPEX/Level Zero single allocations over 4 GB
+        (
+            re(
+                r"exceeds device (?:memory allocation|buffer size) limit|is larger than buffer maximum|can NOT allocate memory block with size larger than",
+            ),
+            NotOomKind::BufferLimit,
+        ),
+        (
+            re(r"not enough space in the context's memory pool"),
+            NotOomKind::GgmlContextPool,
+        ),
     ]
 });
+// a sentence about an OOM (not vLLM's own "If out-of-memory error occurs during cudagraph
+// capture" advice, which it prints on every start)
+static NARRATIVE_OOM: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\bOOMs?\b|\bOOMed\b|\bout-of-memory\b"));
 static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)(?:SIZE\s+)?reserved[- ]but[- ]unallocated|\bfragment(?:s|ed|ation)\b")
+});
+
+/// Words at least one of which every message read here contains (one pass decides whether the
+/// twenty regexes below run at all).
+static ANY: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource")
 });
 
 /// Read host / orchestrator / lookalike events on line `i`.
 pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     let line = lines[i];
+    if !ANY.is_match(line) {
+        return;
+    }
     if let Some(c) = KERNEL.captures(line) {
         let memcg = c.get(1).is_some_and(|m| m.as_str() == "CONSTRAINT_MEMCG")
             || line.contains("Memory cgroup");
@@ -104,14 +137,22 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
             requested: c.get(1).and_then(|m| m.as_str().parse().ok()),
         });
     }
-    // NCCL's own CUDA failure text can be an OOM ("Cuda failure 'out of memory'")
-    if !line.contains("out of memory") {
-        for (r, kind) in NOT_OOM.iter() {
-            if r.is_match(line) {
-                out.push(LogEvent::NotOom(*kind));
-                break;
-            }
+    // NCCL's own CUDA failure text can be an OOM ("Cuda failure 'out of memory'"); the
+    // lookalikes that explain an OOM are read on the OOM's own line too
+    for (r, kind) in NOT_OOM.iter() {
+        if (kind.explains_oom() || !line.contains("out of memory")) && r.is_match(line) {
+            out.push(LogEvent::NotOom(*kind));
+            break;
         }
+    }
+    if NARRATIVE_OOM.is_match(line)
+        && !line.contains("If out-of-memory")
+        && !line.contains("oom-kill")
+        && !line.contains("OOMKilled")
+        && !line.contains("OOM killer")
+        && !line.contains("out of memory")
+    {
+        out.push(LogEvent::OomDescribed);
     }
     // PyTorch's OOM text always names fragmentation in its hint; only a person's own sentence
     // (or a summary quoting the reserved-but-unallocated figure) counts here.

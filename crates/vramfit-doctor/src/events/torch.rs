@@ -76,7 +76,9 @@ static UNALLOCATED_NEW: LazyLock<Regex> =
 static TOTAL_OLD: LazyLock<Regex> = LazyLock::new(|| re(r"SIZE total capacity"));
 static ALLOCATED_OLD: LazyLock<Regex> = LazyLock::new(|| re(r"SIZE already allocated"));
 static FREE_OLD: LazyLock<Regex> = LazyLock::new(|| re(r"; SIZE free[;)]"));
-static RESERVED_OLD: LazyLock<Regex> = LazyLock::new(|| re(r"SIZE reserved in total by PyTorch"));
+// "by PyTorch" (some builds and R torch print "Pytorch")
+static RESERVED_OLD: LazyLock<Regex> =
+    LazyLock::new(|| re(r"SIZE reserved in total by (?i:pytorch)"));
 static CACHED_OLD: LazyLock<Regex> = LazyLock::new(|| re(r"SIZE cached\)"));
 
 static MPS: LazyLock<Regex> = LazyLock::new(|| {
@@ -89,12 +91,29 @@ static ASYNC: LazyLock<Regex> =
 static ASYNC_FIELD: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(Currently allocated|Requested|Device limit|Free \(according to CUDA\))\s*:\s*SIZE")
 });
-// raw driver/runtime errors (CUDA, cuBLAS, HIP, Vulkan, Metal): memory taken outside the allocator
+// raw driver/runtime errors of CUDA and cuBLAS: memory taken outside the caching allocator
+// (ggml-cuda.cu prints `CUDA error 2 at FILE:LINE: out of memory` in older builds)
 static RAW: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i:CUDA error: out of memory)|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|hipErrorOutOfMemory|CUDA_ERROR_OUT_OF_MEMORY|HIP error: out of memory|ErrorOutOfDeviceMemory|VK_ERROR_OUT_OF_DEVICE_MEMORY|kIOGPUCommandBufferCallbackErrorOutOfMemory",
+        r"(?i:CUDA error: out of memory)|CUDA error \d+ at \S+: out of memory|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY",
     )
 });
+// the same for the other device APIs, which must not be described as CUDA
+static DEVICE: LazyLock<[(Regex, &'static str); 3]> = LazyLock::new(|| {
+    [
+        (re(r"hipErrorOutOfMemory|HIP error: out of memory"), "HIP"),
+        (
+            re(r"ErrorOutOfDeviceMemory|VK_ERROR_OUT_OF_DEVICE_MEMORY|ggml_vulkan: Device memory allocation of size \d+ failed"),
+            "Vulkan",
+        ),
+        // MTLCommandBuffer status kIOGPUCommandBufferCallbackErrorOutOfMemory (Metal, MLX, ggml-metal)
+        (re(r"kIOGPUCommandBufferCallbackErrorOutOfMemory"), "Metal"),
+    ]
+});
+// NCCL's own allocation failures (include/alloc.h: `Cuda failure 'out of memory'`,
+// `Failed to CUDA calloc`; ncclUnhandledCudaError `Cuda failure 2 'out of memory'`)
+static NCCL_OOM: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Cuda failure \d* ?'out of memory'|Failed to CUDA calloc"));
 
 fn size(re: &Regex, w: &str) -> Option<u64> {
     re.captures(w)
@@ -202,8 +221,17 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
             free: f[3],
         });
     }
-    if RAW.is_match(line) {
+    if NCCL_OOM.is_match(line) {
+        out.push(LogEvent::NcclOom);
+    } else if line.contains("[TM][ERROR]") && line.contains("out of memory") {
+        // lmdeploy src/turbomind/utils/allocator.h
+        out.push(LogEvent::TurbomindOom);
+    } else if RAW.is_match(line) {
         out.push(LogEvent::RawCudaOom);
+    } else if let Some((_, api)) = DEVICE.iter().find(|(r, _)| r.is_match(line)) {
+        out.push(LogEvent::DeviceOom {
+            api: api.to_string(),
+        });
     }
 }
 

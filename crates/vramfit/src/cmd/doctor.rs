@@ -1,5 +1,7 @@
-//! `vramfit doctor [--json] [FILE|-]`: read a crash log (a file, or stdin when no file or `-`)
-//! and print the cause, a paragraph with the numbers, and the fixes in order.
+//! `vramfit doctor [--json] [--gpu SPEC] [FILE|-] [-- <command>]`: read a crash log (a file, or
+//! stdin when no file or `-`) and print the cause, a paragraph with the numbers, and the fixes
+//! in order. With the serving command after `--`, each fix is applied to it and re-checked
+//! with `check`'s engine model (on `--gpu`, else the GPU size the log printed) before printing.
 //!
 //! Only the last 8 MiB of a log are read (the crash is at its end); a note on stderr says when
 //! the head was skipped. Exit 0 whenever a diagnosis was made (not_oom and unknown included),
@@ -14,6 +16,7 @@ use vramfit_doctor::{
 use vramfit_engine::vllm::kv::{KvLayout, LayoutInputs};
 use vramfit_model::resolve::{resolve, ResolveOptions};
 
+use crate::cmd::doctor_recheck;
 use crate::error::{CliError, CmdResult};
 
 #[derive(clap::Args)]
@@ -25,6 +28,19 @@ pub struct Args {
     /// The log file; `-` or nothing reads stdin.
     #[arg(value_name = "FILE")]
     pub file: Option<String>,
+    /// GPUs to re-check the fixes on (`check`'s syntax: "RTX 4090", "2x A100-80G", 24GiB);
+    /// default: the GPU size the log printed, else NVML.
+    #[arg(long)]
+    pub gpu: Option<String>,
+    /// Free memory per GPU at launch, as for `check`.
+    #[arg(long = "gpu-free")]
+    pub gpu_free: Option<String>,
+    /// Engine release for the re-check (`check --engine-version`).
+    #[arg(long = "engine-version")]
+    pub engine_version: Option<String>,
+    /// The serving command that crashed, after `--`: every fix is applied to it and re-checked.
+    #[arg(last = true, allow_hyphen_values = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 pub fn run(args: Args) -> CmdResult {
@@ -64,14 +80,29 @@ pub fn run(args: Args) -> CmdResult {
             log.dropped
         );
     }
-    let d = diagnose_with(&log.text, &EngineModels);
+    let mut d = diagnose_with(&log.text, &EngineModels);
+    let mut notes = Vec::new();
+    if !args.command.is_empty() {
+        let hw = doctor_recheck::hardware(args.gpu.as_deref(), args.gpu_free.as_deref(), &d)?;
+        notes = doctor_recheck::recheck(&mut d, &args.command, &hw, args.engine_version.as_deref());
+    } else if args.gpu.is_some() {
+        notes.push("fixes not re-checked: paste the serving command after `--` (vramfit doctor LOG --gpu ... -- vllm serve ...)".to_string());
+    }
     let out = if args.json {
-        let mut text = serde_json::to_string_pretty(&render::json(&d))
+        let mut v = render::json(&d);
+        if !notes.is_empty() {
+            v["recheck"] = serde_json::json!(notes);
+        }
+        let mut text = serde_json::to_string_pretty(&v)
             .map_err(|e| CliError::input(format!("cannot render JSON: {e}")))?;
         text.push('\n');
         text
     } else {
-        render::human(&d)
+        let mut text = render::human(&d);
+        for n in &notes {
+            text.push_str(&format!("\nre-check: {n}\n"));
+        }
+        text
     };
     // a closed pipe (`| head`) is not an error worth a panic
     let mut stdout = io::stdout().lock();

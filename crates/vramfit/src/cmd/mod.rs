@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod check;
 pub mod doctor;
 pub mod extras;
+pub mod doctor_recheck;
 pub mod fit;
 pub mod inspect;
 pub mod python;

@@ -1,0 +1,279 @@
+//! The cross-validated accuracy of `doctor` on every real report in the tree, and the
+//! check that no fix is a no-op or another engine's flag.
+//!
+//! Data (all in tests/fixtures, JSONL, one report per line with its established cause):
+//! - `oom_dev.jsonl`: the first harvest (20 reports);
+//! - `oom_apart.jsonl`: 7 reports collected after the first rules were written;
+//! - `oom_h2.jsonl`: the second harvest (12), measured before any rule was changed for it;
+//! - `oom_gathered.jsonl`: reports gathered for issue 13 from public issues, each with its
+//!   source URL and the evidence that established the cause, split by a hash of the id into a
+//!   `tune` half and a `score` half before any rule was run on them.
+//!
+//! Folds: the rules are hand-written, so "tuned" means "a person looked at the diagnoses of
+//! these reports while writing rules".
+//! - seen: dev + apart + h2 (measured once before any rule changed for it, 3/12, then looked
+//!   at) + gathered `tune` and `score` halves (their baseline was printed once before the
+//!   rules changed, so both count as seen);
+//! - holdout: gathered `holdout`, 18 reports collected after the rules were written, whose
+//!   diagnoses were not run until the final measurement. This is the cross-validated number.
+//!
+//! Run with `cargo test -p vramfit-doctor --test crossval -- --nocapture` for the matrices.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use vramfit_doctor::{diagnose, Cause, Diagnosis, Engine};
+
+const DEV: &str = include_str!("fixtures/oom_dev.jsonl");
+const APART: &str = include_str!("fixtures/oom_apart.jsonl");
+const H2: &str = include_str!("fixtures/oom_h2.jsonl");
+const GATHERED: &str = include_str!("fixtures/oom_gathered.jsonl");
+
+/// One report with its established cause.
+struct Case {
+    id: String,
+    set: &'static str,
+    excerpt: String,
+    expected: Cause,
+}
+
+fn parse(text: &'static str, set: &'static str) -> Vec<Value> {
+    let _ = set;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("valid JSONL record"))
+        .collect()
+}
+
+fn expected_of(r: &Value) -> Option<Cause> {
+    if let Some(c) = r["root_cause_class"].as_i64() {
+        return Cause::from_class(c);
+    }
+    let name = r["cause"].as_str()?;
+    Cause::ALL.into_iter().find(|c| c.as_str() == name)
+}
+
+fn cases(text: &'static str, set: &'static str, fold: Option<&str>) -> Vec<Case> {
+    parse(text, set)
+        .into_iter()
+        .filter(|r| fold.is_none_or(|f| r["fold"].as_str() == Some(f)))
+        .filter_map(|r| {
+            let expected = expected_of(&r)?;
+            (expected != Cause::Unknown).then(|| Case {
+                id: r["id"].as_str().unwrap_or("?").to_string(),
+                set,
+                excerpt: r["error_excerpt"].as_str().unwrap_or("").to_string(),
+                expected,
+            })
+        })
+        .collect()
+}
+
+fn seen_fold() -> Vec<Case> {
+    let mut v = cases(DEV, "dev", None);
+    v.extend(cases(APART, "apart", None));
+    v.extend(cases(H2, "h2", None));
+    v.extend(cases(GATHERED, "gathered", Some("tune")));
+    v.extend(cases(GATHERED, "gathered", Some("score")));
+    v
+}
+
+fn holdout_fold() -> Vec<Case> {
+    cases(GATHERED, "gathered", Some("holdout"))
+}
+
+struct Scored {
+    right: usize,
+    total: usize,
+    per_class: BTreeMap<&'static str, (usize, usize)>,
+}
+
+fn score(label: &str, cases: &[Case], show_misses: bool) -> Scored {
+    let idx = |c: Cause| Cause::ALL.iter().position(|x| *x == c).unwrap_or(0);
+    let mut m: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    let mut per_class: BTreeMap<&'static str, (usize, usize)> = BTreeMap::new();
+    let mut right = 0;
+    let mut misses = Vec::new();
+    for c in cases {
+        let got = diagnose(&c.excerpt).cause;
+        *m.entry((idx(c.expected), idx(got))).or_default() += 1;
+        let e = per_class.entry(c.expected.as_str()).or_default();
+        e.1 += 1;
+        if got == c.expected {
+            right += 1;
+            e.0 += 1;
+        } else {
+            misses.push(format!(
+                "  miss {}/{}: expected {}, got {}",
+                c.set,
+                c.id,
+                c.expected.as_str(),
+                got.as_str()
+            ));
+        }
+    }
+    println!(
+        "{label}: {right}/{} right ({:.1}%)",
+        cases.len(),
+        100.0 * right as f64 / cases.len().max(1) as f64
+    );
+    let short = |c: Cause| c.as_str().chars().take(6).collect::<String>();
+    print!("{:>20} |", "expected \\ got");
+    for c in Cause::ALL {
+        print!(" {:>6}", short(c));
+    }
+    println!();
+    for e in Cause::ALL {
+        let row: Vec<usize> = Cause::ALL
+            .iter()
+            .map(|g| *m.get(&(idx(e), idx(*g))).unwrap_or(&0))
+            .collect();
+        if row.iter().all(|n| *n == 0) {
+            continue;
+        }
+        print!("{:>20} |", e.as_str());
+        for n in row {
+            let cell = if n == 0 { ".".to_string() } else { n.to_string() };
+            print!(" {cell:>6}");
+        }
+        println!();
+    }
+    for (class, (r, t)) in &per_class {
+        println!("  {class}: {r}/{t}");
+    }
+    if show_misses {
+        for m in misses {
+            println!("{m}");
+        }
+    }
+    Scored {
+        right,
+        total: cases.len(),
+        per_class,
+    }
+}
+
+#[test]
+fn cross_validated_accuracy() {
+    let seen = seen_fold();
+    let held = holdout_fold();
+    let s = score("seen (rules written looking at these)", &seen, true);
+    let h = score("holdout (diagnosed only for this measurement)", &held, true);
+    let all: Vec<Case> = seen.into_iter().chain(held).collect();
+    let a = score("all reports with an established cause", &all, false);
+    assert!(all.len() >= 100, "only {} reports with an established cause", all.len());
+    let share = s.right as f64 / s.total as f64;
+    assert!(share >= 0.90, "seen: {:.1}% < 90%", share * 100.0);
+    for (class, (r, n)) in &s.per_class {
+        assert!(*r as f64 >= 0.7 * *n as f64, "seen class {class}: {r}/{n} below 70%");
+    }
+    // The holdout's first (clean) measurement was 6/18 (docs/doctor.md); this only guards
+    // against regressions. It is NOT the issue's 90% bar, which the holdout does not meet.
+    assert!(h.right >= 6, "holdout {}/{} fell below its first measurement", h.right, h.total);
+    assert!(a.right as f64 >= 0.8 * a.total as f64, "all: {}/{}", a.right, a.total);
+}
+
+/// The flags each engine reads (or environment variables it honours); a fix for a log of one
+/// engine must not name another engine's flag. Sources: vllm/engine/arg_utils.py,
+/// sglang/srt/server_args.py, llama.cpp common/arg.cpp, Ollama api/types.go Options and
+/// envconfig/config.go, text-generation-launcher --help, lmdeploy cli/utils.py.
+fn foreign_flag(engine: Engine, flag: &str) -> bool {
+    const VLLM_ONLY: &[&str] = &[
+        "--gpu-memory-utilization",
+        "--max-num-seqs",
+        "--max-num-batched-tokens",
+        "--max-model-len",
+        "--enforce-eager",
+        "--tensor-parallel-size",
+        "--kv-cache-dtype",
+        "--max-parallel-loading-workers",
+    ];
+    const SGLANG_ONLY: &[&str] = &[
+        "--mem-fraction-static",
+        "--max-running-requests",
+        "--cuda-graph-max-bs",
+        "--disable-cuda-graph",
+        "--chunked-prefill-size",
+        "--context-length",
+        "--tp-size",
+    ];
+    const LLAMA_ONLY: &[&str] = &["-ngl", "-c", "-ub", "-b", "-np", "-fa", "-ctk", "-ctv", "--tensor-split"];
+    const OLLAMA_ONLY: &[&str] = &["num_ctx", "num_gpu", "num_batch", "OLLAMA_KV_CACHE_TYPE", "OLLAMA_GPU_OVERHEAD", "OLLAMA_FLASH_ATTENTION", "OLLAMA_NUM_PARALLEL", "OLLAMA_CONTEXT_LENGTH"];
+    const TGI_ONLY: &[&str] = &["--max-batch-prefill-tokens", "--max-batch-total-tokens", "--cuda-memory-fraction", "--max-input-tokens"];
+    let owner = |list: &[&str]| list.contains(&flag);
+    match engine {
+        Engine::Vllm => owner(SGLANG_ONLY) || owner(LLAMA_ONLY) || owner(OLLAMA_ONLY) || owner(TGI_ONLY),
+        Engine::Sglang => {
+            (owner(VLLM_ONLY) && flag != "--kv-cache-dtype" && flag != "--enforce-eager")
+                || owner(LLAMA_ONLY)
+                || owner(OLLAMA_ONLY)
+                || owner(TGI_ONLY)
+        }
+        Engine::LlamaCpp => owner(VLLM_ONLY) || owner(SGLANG_ONLY) || owner(OLLAMA_ONLY) || owner(TGI_ONLY),
+        Engine::Ollama => owner(VLLM_ONLY) || owner(SGLANG_ONLY) || owner(LLAMA_ONLY) || owner(TGI_ONLY),
+        Engine::Tgi => owner(VLLM_ONLY) || owner(SGLANG_ONLY) || owner(LLAMA_ONLY) || owner(OLLAMA_ONLY),
+        _ => owner(VLLM_ONLY) || owner(SGLANG_ONLY) || owner(LLAMA_ONLY) || owner(OLLAMA_ONLY) || owner(TGI_ONLY),
+    }
+}
+
+/// A fix that sets a flag to the value the log already shows changes nothing.
+fn no_op(d: &Diagnosis, flag: &str, value: &str) -> bool {
+    let s = &d.settings;
+    let num = |v: Option<u64>| v.is_some_and(|v| value.parse::<u64>().ok() == Some(v));
+    let float = |v: Option<f64>| {
+        v.is_some_and(|v| value.parse::<f64>().ok().is_some_and(|x| (x - v).abs() < 1e-9))
+    };
+    match flag {
+        "--gpu-memory-utilization" => float(s.gpu_memory_utilization),
+        "--mem-fraction-static" => float(s.mem_fraction_static),
+        "--max-model-len" | "--context-length" => num(s.max_model_len),
+        "--max-num-seqs" => num(s.max_num_seqs),
+        "--max-running-requests" => num(s.max_running_requests),
+        "--max-num-batched-tokens" => num(s.max_num_batched_tokens),
+        "--tensor-parallel-size" | "--tp-size" => num(s.tensor_parallel_size),
+        "-c" | "num_ctx" => num(s.n_ctx),
+        "-ub" => num(s.n_ubatch),
+        "-ngl" | "num_gpu" => s
+            .n_gpu_layers
+            .is_some_and(|n| value.parse::<i64>().ok() == Some(n)),
+        _ => false,
+    }
+}
+
+#[test]
+fn every_fix_is_the_engines_own_and_changes_something() {
+    let mut all: Vec<Case> = seen_fold();
+    all.extend(holdout_fold());
+    let mut fixes = 0;
+    for c in &all {
+        let d = diagnose(&c.excerpt);
+        for f in &d.fixes {
+            if f.flag.is_empty() {
+                continue;
+            }
+            fixes += 1;
+            assert!(
+                !foreign_flag(d.engine, &f.flag),
+                "{}: engine {} got another engine's flag {} {}",
+                c.id,
+                d.engine.as_str(),
+                f.flag,
+                f.value
+            );
+            assert!(
+                !no_op(&d, &f.flag, &f.value),
+                "{}: fix {} {} is the value already set",
+                c.id,
+                f.flag,
+                f.value
+            );
+            assert!(
+                f.value != "fewer" && f.value != "lower",
+                "{}: fix {} has no computed value",
+                c.id,
+                f.flag
+            );
+        }
+    }
+    println!("{fixes} flag fixes checked");
+}
