@@ -8,6 +8,7 @@ pub mod cmdline;
 pub mod error;
 pub mod hardware;
 pub mod llamacpp;
+pub mod margin;
 pub mod ollama;
 pub mod plan;
 pub mod search;

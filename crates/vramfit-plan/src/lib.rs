@@ -33,6 +33,7 @@ pub mod model;
 pub mod nearest;
 pub mod ollama;
 pub mod plan;
+pub mod quality;
 pub mod request;
 pub mod sglang;
 pub mod solve;

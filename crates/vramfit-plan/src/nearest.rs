@@ -17,7 +17,7 @@ fn first_llama(
     quants: &[&str],
 ) -> Option<(String, u64, u64, f64)> {
     let q: Vec<String> = quants.iter().map(|s| s.to_string()).collect();
-    let ggufs = m.ggufs(Some(&q)).ok()?;
+    let ggufs = m.ggufs_any(Some(&q)).ok()?;
     for (name, w) in ggufs {
         let h = headroom::llamacpp(&w, hw);
         let s = Setup::new(m.spec(), &w, m.llama_args(&name), name.clone(), hw, h);
@@ -65,8 +65,8 @@ fn variant_hint(m: &Model, hw: &Hardware, req: &Request) -> Option<String> {
             crate::sglang::variant_plans(&offers, &more, req)
         };
         // all on the GPUs: a plan that reads weights from host RAM is not "enough GPUs"
-        plans.retain(|p| p.host.weights_bytes == 0);
-        crate::plan::rank(&mut plans, req.goal);
+        plans.retain(|p| p.gpu_resident);
+        crate::plan::rank(&mut plans, req.goal, &req.usable(m.spec().n_ctx_train));
         if let Some(p) = plans.first() {
             let repo = p.argv.iter().find(|a| a.contains('/')).cloned()?;
             let format = vramfit_model::catalog::find_variant(&repo)
@@ -149,7 +149,7 @@ fn explain_llama(m: &Model, hw: &Hardware, req: &Request) -> String {
 }
 
 fn cpu_speed(m: &Model) -> f64 {
-    let Ok(g) = m.ggufs(Some(&["Q4_K_M".to_string()])) else {
+    let Ok(g) = m.ggufs_any(Some(&["Q4_K_M".to_string()])) else {
         return 0.0;
     };
     let Some((_, w)) = g.first() else { return 0.0 };

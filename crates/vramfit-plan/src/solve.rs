@@ -60,7 +60,45 @@ impl Model {
         }
     }
 
-    /// The GGUF quants to try and their tensors, best first.
+    /// The catalog id of the model (for the GGUF repo catalog), when it is a catalog model.
+    pub fn catalog_id(&self) -> Option<&'static str> {
+        vramfit_model::catalog::find_model(&self.resolved.spec.id)
+            .or_else(|| vramfit_model::catalog::find_model(&self.query))
+            .map(|c| c.id.as_str())
+    }
+
+    /// The GGUF quants llama.cpp can download for this model: those a repo of the GGUF catalog
+    /// publishes ([`vramfit_model::catalog::gguf_repos`]), from `asked` or the default ladder.
+    /// A model published in a native quantized format (gpt-oss's MXFP4) gets only its native
+    /// GGUF: a wider one would be an upcast, more bytes and no more quality. The second value
+    /// lists the asked quants no known repo publishes.
+    pub fn gguf_quants(&self, asked: Option<&[String]>) -> (Vec<String>, Vec<String>) {
+        use vramfit_model::catalog::gguf_repos;
+        let Some(id) = self.catalog_id() else {
+            return (Vec::new(), asked.map(|a| a.to_vec()).unwrap_or_default());
+        };
+        let native = gguf_repos::native_quant(id);
+        let list: Vec<String> = match (asked, &native) {
+            (Some(q), _) => q.iter().map(|s| s.to_ascii_uppercase()).collect(),
+            (None, Some(n)) => vec![n.clone()],
+            (None, None) => GGUF_LADDER.iter().map(|s| s.to_string()).collect(),
+        };
+        // an FP8 / AWQ / GPTQ checkpoint: no GGUF wider than 8 bits
+        let capped = self.spec().quant.is_some();
+        let (mut ok, mut missing) = (Vec::new(), Vec::new());
+        for q in list {
+            let upcast = capped && matches!(q.as_str(), "BF16" | "F16" | "F32");
+            if !upcast && gguf_repos::repo_for(id, &q).is_some() {
+                ok.push(q);
+            } else {
+                missing.push(q);
+            }
+        }
+        (ok, missing)
+    }
+
+    /// The GGUF quants to try and their tensors, best first: the local file's, or those of
+    /// [`Model::gguf_quants`].
     pub fn ggufs(&self, quants: Option<&[String]>) -> Result<Vec<(String, WeightSet)>, PlanError> {
         if self.gguf_file() {
             let w = model::gguf_weights(&self.resolved)?;
@@ -72,25 +110,49 @@ impl Model {
                 .unwrap_or_else(|| "file".into());
             return Ok(vec![(name, w)]);
         }
-        let list: Vec<String> = match quants {
-            Some(q) => q.to_vec(),
-            None => GGUF_LADDER.iter().map(|s| s.to_string()).collect(),
-        };
+        if let Some(q) = quants {
+            // a bad name is an error even where no repo would publish it
+            for name in q {
+                if vramfit_model::quant::FileType::parse(name).is_none() {
+                    model::predicted_gguf(&self.resolved, name)?;
+                }
+            }
+        }
+        let (list, _) = self.gguf_quants(quants);
         let sets = model::predicted_ggufs(&self.resolved, &list)?;
-        Ok(list
-            .iter()
-            .map(|q| q.to_ascii_uppercase())
-            .zip(sets)
-            .collect())
+        Ok(list.into_iter().zip(sets).collect())
     }
 
-    /// llama.cpp's model flags for a quant.
+    /// Every quant a table or plan may name even without a known repo (`table` shows the
+    /// memory of each quant; only commands are limited to published files).
+    pub fn ggufs_any(&self, quants: Option<&[String]>) -> Result<Vec<(String, WeightSet)>, PlanError> {
+        if self.gguf_file() {
+            return self.ggufs(quants);
+        }
+        let list: Vec<String> = match quants {
+            Some(q) => q.iter().map(|s| s.to_ascii_uppercase()).collect(),
+            None => match self.catalog_id().and_then(vramfit_model::catalog::gguf_repos::native_quant) {
+                Some(n) => vec![n],
+                None => GGUF_LADDER.iter().map(|s| s.to_string()).collect(),
+            },
+        };
+        let sets = model::predicted_ggufs(&self.resolved, &list)?;
+        Ok(list.into_iter().zip(sets).collect())
+    }
+
+    /// llama.cpp's model flags for a quant: `-m FILE`, or `-hf` with the preferred repo of the
+    /// GGUF catalog that publishes it (`ORG/NAME-GGUF` when none does: tables only, never a
+    /// printed plan, see [`Model::gguf_quants`]).
     pub fn llama_args(&self, quant: &str) -> Vec<String> {
         if self.gguf_file() {
-            vec!["-m".into(), self.query.clone()]
-        } else {
-            vec!["-hf".into(), format!("{}-GGUF:{quant}", self.repo())]
+            return vec!["-m".into(), self.query.clone()];
         }
+        let hf = self
+            .catalog_id()
+            .and_then(|id| vramfit_model::catalog::gguf_repos::repo_for(id, quant))
+            .map(|r| r.hf_arg(quant))
+            .unwrap_or_else(|| format!("{}-GGUF:{quant}", self.repo()));
+        vec!["-hf".into(), hf]
     }
 }
 
@@ -146,17 +208,19 @@ pub fn llama_plans(s: &llamacpp::Setup, req: &Request) -> Vec<Plan> {
                 moe_upper = n;
                 let mut k = base.clone();
                 k.n_cpu_moe = (n > 0).then_some(n);
+                let why_ctx = raise_ctx(s, &mut k, req, why_ctx.clone());
                 let why = format!(
                     "all layers' attention and shared weights on the GPU; routed experts of the first {n} of {} layers in host RAM",
                     s.n_blocks
                 );
-                out.push(s.plan(&k, why_ctx.clone(), Some(why)));
+                out.push(s.plan(&k, why_ctx, Some(why)));
                 continue;
             }
         }
         if let Some(ngl) = s.max_ngl(&base).filter(|n| *n > 0) {
             let mut k = base.clone();
             k.ngl = Some(ngl);
+            let why_ctx = raise_ctx(s, &mut k, req, why_ctx);
             let why = format!(
                 "the most layers that fit at {need} tokens: {ngl} of {} (with the output layer); the rest run on the CPU",
                 s.n_blocks + 1
@@ -165,6 +229,23 @@ pub fn llama_plans(s: &llamacpp::Setup, req: &Request) -> Vec<Plan> {
         }
     }
     out
+}
+
+/// Use what is left: with the placement fixed (experts or layers on the CPU), the context
+/// rises to the longest that fits at that placement, unless one was asked.
+fn raise_ctx(s: &llamacpp::Setup, k: &mut Knobs, req: &Request, why: String) -> String {
+    if req.context.is_some() {
+        return why;
+    }
+    let top = s.max_ctx(k);
+    if top > k.ctx {
+        k.ctx = top;
+        return format!(
+            "the longest context per slot that fits with this placement (a multiple of 256, at most the model's {})",
+            s.spec.n_ctx_train
+        );
+    }
+    why
 }
 
 /// `--quants` names a weight precision of at least one asked engine that takes the list: GGUF
@@ -214,10 +295,20 @@ pub fn fit(m: &Model, hw: &Hardware, req: &Request) -> Result<FitResult, PlanErr
         Vec::new()
     };
     if req.engines.contains(&Engine::LlamaCpp) && !m.gguf_file() {
-        notes.push(format!(
-            "llama.cpp: GGUF tensors predicted from llama-quantize's rules for each quant; the -hf repo {}-GGUF is the usual community name, check that it exists",
-            m.repo()
-        ));
+        let (ok, missing) = m.gguf_quants(req.quants.as_deref());
+        if ok.is_empty() {
+            notes.push(format!(
+                "llama.cpp: no known GGUF repo of {} publishes {} (vramfit's GGUF catalog); convert it yourself (convert_hf_to_gguf.py, llama-quantize) and run fit on the .gguf",
+                m.spec().id,
+                if missing.is_empty() { "a GGUF".to_string() } else { missing.join(", ") }
+            ));
+        } else if req.quants.is_some() && !missing.is_empty() {
+            notes.push(format!(
+                "llama.cpp: no known GGUF repo publishes {} of {}; not planned",
+                missing.join(", "),
+                m.spec().id
+            ));
+        }
     }
     if req.engines.contains(&Engine::Vllm) && m.gguf_file() {
         notes.push("vLLM: not planned for a local GGUF file (give the HF repo id)".into());
@@ -286,7 +377,7 @@ pub fn fit(m: &Model, hw: &Hardware, req: &Request) -> Result<FitResult, PlanErr
             plans.extend(j.join().expect("a search thread panicked"));
         }
     });
-    rank(&mut plans, req.goal);
+    rank(&mut plans, req.goal, &req.usable(m.spec().n_ctx_train));
     if plans.is_empty() {
         return Err(PlanError::input(crate::nearest::explain(m, hw, req)));
     }

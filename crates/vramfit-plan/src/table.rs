@@ -80,7 +80,7 @@ pub fn table(
     let quant_names: Vec<String>;
     match engine {
         Engine::LlamaCpp => {
-            let ggufs = m.ggufs(quants)?;
+            let ggufs = m.ggufs_any(quants)?;
             quant_names = ggufs.iter().map(|(q, _)| q.clone()).collect();
             for g in gpus {
                 let hw = one(g);

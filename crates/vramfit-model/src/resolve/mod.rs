@@ -149,6 +149,14 @@ fn from_dir(id: &str, dir: &Path, opts: &ResolveOptions) -> Result<Resolved, Res
     })
 }
 
+/// The quant `-hf REPO` loads when no tag is given: the native file of a one-file repo of the
+/// GGUF catalog (gpt-oss's MXFP4), else llama.cpp's default Q4_K_M (common/arg.cpp).
+fn default_quant(query: &str) -> String {
+    crate::catalog::gguf_repos::find_repo(query)
+        .and_then(|r| r.native.clone())
+        .unwrap_or_else(|| "Q4_K_M".into())
+}
+
 /// Resolve a model name, path or repo id.
 pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveError> {
     let mut tried = Vec::new();
@@ -203,7 +211,7 @@ pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveEr
                 r.spec.provenance.source = r.source.clone();
                 if is_gguf {
                     r.weights = None;
-                    r.gguf_quant = Some(quant.clone().unwrap_or_else(|| "Q4_K_M".into()));
+                    r.gguf_quant = Some(quant.clone().unwrap_or_else(|| default_quant(query)));
                 }
                 return Ok(r);
             }
@@ -225,7 +233,7 @@ pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveEr
         return Ok(Resolved {
             spec,
             weights: None,
-            gguf_quant: is_gguf.then(|| quant.clone().unwrap_or_else(|| "Q4_K_M".into())),
+            gguf_quant: is_gguf.then(|| quant.clone().unwrap_or_else(|| default_quant(query))),
             gguf_file_type: None,
             source,
         });
@@ -238,7 +246,7 @@ pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveEr
             Ok(mut r) => {
                 if is_gguf {
                     r.weights = None;
-                    r.gguf_quant = Some(quant.unwrap_or_else(|| "Q4_K_M".into()));
+                    r.gguf_quant = Some(quant.unwrap_or_else(|| default_quant(query)));
                 }
                 return Ok(r);
             }
