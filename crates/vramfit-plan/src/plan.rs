@@ -203,8 +203,8 @@ impl Plan {
 ///
 /// The balanced default (`quality`): usable plans ([`Plan::usable`]: GPU-resident at a usable
 /// context and quality) beat every other; among them the quality tier of weights and KV cache
-/// ([`crate::quality`], measured KL divergence) first, then context × concurrency, then the
-/// measured loss itself, then speed. Then offload plans fast enough to read, best quality first,
+/// ([`crate::quality`], measured KL divergence) first, then context × concurrency, then speed,
+/// then the measured loss itself. Then offload plans fast enough to read, best quality first,
 /// and last the rest, fastest first. `context`, `concurrency` and `speed` put their own measure
 /// first and quality's order after it.
 pub fn rank(plans: &mut [Plan], goal: Goal, u: &Usable) {
@@ -212,8 +212,8 @@ pub fn rank(plans: &mut [Plan], goal: Goal, u: &Usable) {
         a.quality
             .cmp(&b.quality)
             .then(b.served(u).cmp(&a.served(u)))
-            .then(cmp_f(a.quality_kld, b.quality_kld))
             .then(cmp_f(b.est_tokens_per_s, a.est_tokens_per_s))
+            .then(cmp_f(a.quality_kld, b.quality_kld))
     };
     let class = |p: &Plan| -> u8 {
         if p.usable(u) {

@@ -377,6 +377,23 @@ pub fn fit(m: &Model, hw: &Hardware, req: &Request) -> Result<FitResult, PlanErr
             plans.extend(j.join().expect("a search thread panicked"));
         }
     });
+    // a plan that needs more host RAM than there is does not fit (weights, KV and buffers kept
+    // on the CPU; the OS and the engine process need some too: 2 GiB taken for them)
+    if let Some(ram) = hw.host_ram_bytes {
+        let before = plans.len();
+        let os = 2 * vramfit_model::units::GIB;
+        let need = |p: &Plan| if p.host_bytes() > 0 { p.host_bytes() + os } else { 0 };
+        let most = plans.iter().map(need).max().unwrap_or(0);
+        plans.retain(|p| need(p) <= ram);
+        if plans.len() < before {
+            notes.push(format!(
+                "host RAM: {} plan(s) left out that need more than the {} of host RAM (up to {}); give --ram for another machine",
+                before - plans.len(),
+                vramfit_model::units::fmt_bytes(ram),
+                vramfit_model::units::fmt_bytes(most)
+            ));
+        }
+    }
     rank(&mut plans, req.goal, &req.usable(m.spec().n_ctx_train));
     if plans.is_empty() {
         return Err(PlanError::input(crate::nearest::explain(m, hw, req)));

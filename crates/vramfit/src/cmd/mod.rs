@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod check;
 pub mod doctor;
 pub mod fit;
+pub mod fit_render;
 pub mod inspect;
 pub mod snapshot;
 pub mod table;
