@@ -157,3 +157,17 @@ pub fn fixed(hw: &Hardware, bytes: u64) -> Headroom {
         ),
     }
 }
+
+/// The margin `vramfit check` reports against for an engine's launch, per GPU: the same policy
+/// as the plans (the engine model's measured p90 error, never below what the engine keeps itself,
+/// [`vramfit_engine::margin`]). SGLang's is relative to its pool; 1 % of `pool_bytes` here.
+pub fn policy_bytes(engine: &str, pool_bytes: u64) -> u64 {
+    let measured = match engine {
+        "llama.cpp" | "ollama" => LLAMA_COMPUTE_P90_BYTES,
+        "vllm" => VLLM_KV_P90_BYTES,
+        "sglang" => (pool_bytes as f64 * SGLANG_POOL_OVER) as u64,
+        "transformers" => TRANSFORMERS_P90_BYTES,
+        _ => 0,
+    };
+    vramfit_engine::margin::margin(engine, measured)
+}
