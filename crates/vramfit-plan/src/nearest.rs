@@ -6,7 +6,8 @@
 use crate::headroom;
 use crate::llamacpp::Setup;
 use crate::request::{Engine, Request};
-use crate::solve::{llama_plans, Model};
+use crate::llamacpp::llama_plans;
+use crate::model::Model;
 use vramfit_engine::Hardware;
 use vramfit_model::units::fmt_bytes;
 

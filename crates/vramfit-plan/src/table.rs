@@ -9,7 +9,7 @@ use crate::error::PlanError;
 use crate::headroom;
 use crate::llamacpp::{self, Knobs};
 use crate::request::{Engine, Goal, Request};
-use crate::solve::Model;
+use crate::model::Model;
 use crate::vllm;
 use serde::Serialize;
 use vramfit_engine::{Gpu, Hardware};

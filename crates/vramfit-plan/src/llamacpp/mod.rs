@@ -7,6 +7,9 @@
 //! `vramfit check` of that command gives the same numbers. The tensors are read for placement
 //! once per quant ([`llamacpp::prepare`]), not once per probe.
 
+mod plans;
+pub use plans::llama_plans;
+
 use crate::headroom::Headroom;
 use crate::plan::{command_line, Plan, Setting};
 use crate::speed;

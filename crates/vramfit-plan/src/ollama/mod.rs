@@ -28,7 +28,7 @@ use crate::headroom::{self, Headroom};
 use crate::llamacpp;
 use crate::plan::{command_line, shell_quote, Plan};
 use crate::request::{Request, MIN_CONTEXT};
-use crate::solve::Model;
+use crate::model::Model;
 use crate::table::Cell;
 use std::collections::BTreeMap;
 use vramfit_engine::cmdline::Command;
@@ -348,7 +348,6 @@ impl<'a> Setup<'a> {
     }
 }
 
-#[path = "ollama_render.rs"]
 mod render;
 pub use render::render;
 
@@ -509,5 +508,4 @@ pub fn table_cells(
 }
 
 #[cfg(test)]
-#[path = "ollama_tests.rs"]
 mod tests;
