@@ -22,7 +22,12 @@ fn first_llama(
     for (name, w) in ggufs {
         let h = headroom::llamacpp(&w, hw);
         let s = Setup::new(m.spec(), &w, m.llama_args(&name), name.clone(), hw, h);
-        if let Some(p) = llama_plans(&s, req).into_iter().next() {
+        // within the host RAM there is (the same rule as fit's)
+        let ram_ok = |p: &crate::plan::Plan| match hw.host_ram_bytes {
+            Some(ram) => p.host_bytes() == 0 || p.host_bytes() + 2 * vramfit_model::units::GIB <= ram,
+            None => true,
+        };
+        if let Some(p) = llama_plans(&s, req).into_iter().find(|p| ram_ok(p)) {
             let on_gpu = p.devices.iter().map(|d| d.weights_bytes).sum::<u64>();
             return Some((name, p.max_model_len, on_gpu, p.est_tokens_per_s));
         }
@@ -112,6 +117,9 @@ fn explain_llama(m: &Model, hw: &Hardware, req: &Request) -> String {
             "; nearest: llama.cpp {q} fits ({ctx} tokens, ~{tps:.0} tok/s): vramfit fit {} --engine llama.cpp --quants {q}",
             m.repo()
         ));
+        if m.gguf_quants(Some(&[q.clone()])).0.is_empty() && !m.gguf_file() {
+            msg.push_str(" (no known GGUF repo publishes it: convert it with convert_hf_to_gguf.py and llama-quantize)");
+        }
         return msg;
     }
     // a shorter context
