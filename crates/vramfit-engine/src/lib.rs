@@ -10,6 +10,7 @@ pub mod error;
 pub mod extras;
 pub mod hardware;
 pub mod llamacpp;
+pub mod margin;
 pub mod ollama;
 pub mod plan;
 pub mod python;

@@ -66,11 +66,12 @@ impl Headroom {
     }
 }
 
-/// llama.cpp: per GPU, the weight error on its share of the GGUF plus the compute error.
+/// llama.cpp: per GPU, the weight error on its share of the GGUF plus the compute error, and
+/// never less than llama.cpp's own `--fit-target` ([`vramfit_engine::margin`]).
 pub fn llamacpp(w: &WeightSet, hw: &Hardware) -> Headroom {
     let n = hw.gpus.len().max(1) as u64;
     let share = w.total_bytes() / n;
-    let bytes = hw
+    let measured: Vec<u64> = hw
         .gpus
         .iter()
         .map(|g| {
@@ -78,10 +79,15 @@ pub fn llamacpp(w: &WeightSet, hw: &Hardware) -> Headroom {
             (on_gpu as f64 * LLAMA_WEIGHTS_P90) as u64 + LLAMA_COMPUTE_P90_BYTES
         })
         .collect();
+    let bytes = measured
+        .iter()
+        .map(|m| vramfit_engine::margin::margin("llama.cpp", *m))
+        .collect();
     Headroom {
         bytes,
         why: format!(
-            "kept free per GPU: {:.4} % of its weights + {} (p90 under-prediction of weights and compute buffers on the dev logs; the CUDA context is in the plan)",
+            "kept free per GPU: the larger of llama.cpp's own --fit-target default ({}, common/fit.cpp) and the p90 under-prediction on the dev logs ({:.4} % of its weights + {})",
+            fmt_bytes(vramfit_engine::margin::LLAMACPP_FIT_TARGET_BYTES),
             LLAMA_WEIGHTS_P90 * 100.0,
             fmt_bytes(LLAMA_COMPUTE_P90_BYTES)
         ),
@@ -150,4 +156,18 @@ pub fn fixed(hw: &Hardware, bytes: u64) -> Headroom {
             fmt_bytes(bytes)
         ),
     }
+}
+
+/// The margin `vramfit check` reports against for an engine's launch, per GPU: the same policy
+/// as the plans (the engine model's measured p90 error, never below what the engine keeps itself,
+/// [`vramfit_engine::margin`]). SGLang's is relative to its pool; 1 % of `pool_bytes` here.
+pub fn policy_bytes(engine: &str, pool_bytes: u64) -> u64 {
+    let measured = match engine {
+        "llama.cpp" | "ollama" => LLAMA_COMPUTE_P90_BYTES,
+        "vllm" => VLLM_KV_P90_BYTES,
+        "sglang" => (pool_bytes as f64 * SGLANG_POOL_OVER) as u64,
+        "transformers" => TRANSFORMERS_P90_BYTES,
+        _ => 0,
+    };
+    vramfit_engine::margin::margin(engine, measured)
 }

@@ -9,7 +9,7 @@
 //! ```no_run
 //! use vramfit_plan::{solve, Engine, Goal, Request};
 //! # fn hw() -> vramfit_engine::Hardware { unimplemented!() }
-//! let model = solve::Model::load("Qwen/Qwen3-8B").unwrap();
+//! let model = vramfit_plan::model::Model::load("Qwen/Qwen3-8B").unwrap();
 //! let req = Request { engines: vec![Engine::LlamaCpp], context: None, concurrency: None,
 //!                     goal: Goal::Quality, quants: None, headroom: None };
 //! let best = &solve::fit(&model, &hw(), &req).unwrap().plans[0];
@@ -17,14 +17,17 @@
 //! ```
 //!
 //! - [`request`]: what is asked (engines, context, concurrency, goal)
-//! - [`llamacpp`], [`vllm`], [`sglang`], [`ollama`], [`transformers`]: each engine's knobs,
-//!   search and command
+//! - [`model`]: the [`model::Model`] every planner takes (resolved spec, download names, GGUFs)
+//! - [`llamacpp`], [`vllm`], [`sglang`], [`ollama`], [`transformers`]: one folder per engine, as
+//!   in the engine crate: its knobs, search, command and rendering. Planners depend on `model`,
+//!   `plan`, `request` and `headroom`, never on [`solve`]; `solve` calls the planners.
+//! - [`quality`]: measured quality loss per weight format and KV cache type
 //! - [`headroom`]: what is kept free, from the measured error of the engine models
 //! - [`speed`]: decode tokens/s from a bandwidth roofline
 //! - [`plan`]: the plan, its ranking; [`solve`]: `fit`; [`table`]: the quant × GPU matrix
 //! - [`variants`]: the catalog's pre-quantized checkpoints (AWQ, GPTQ, FP8 repos) as vLLM and
 //!   SGLang options, with the engines' kernel support by compute capability
-//! - [`nearest`]: what comes closest when nothing fits; [`model`]: loading a model
+//! - [`nearest`]: what comes closest when nothing fits
 
 pub mod error;
 pub mod headroom;
@@ -33,6 +36,7 @@ pub mod model;
 pub mod nearest;
 pub mod ollama;
 pub mod plan;
+pub mod quality;
 pub mod request;
 pub mod sglang;
 pub mod solve;

@@ -1,8 +1,11 @@
 //! Loading a model for an engine: the spec (and exact tensors when a header was read) through
 //! `vramfit_model::resolve`, and the GGUF tensors llama.cpp will load for a quant name.
-//! Shared by `vramfit check` and the solver so that both see the same bytes.
+//! Shared by `vramfit check` and the solver so that both see the same bytes. [`Model`] is what
+//! every planner takes: the resolved model, its download names and its GGUFs.
 
 use crate::error::PlanError;
+use crate::request::GGUF_LADDER;
+use vramfit_model::{ModelSpec, TensorDtype};
 use vramfit_model::resolve::{resolve, ResolveOptions, Resolved};
 use vramfit_model::{layout, quant, GgmlType, WeightSet};
 
@@ -82,4 +85,138 @@ pub fn predicted_ggufs(r: &Resolved, qnames: &[String]) -> Result<Vec<WeightSet>
             .map(|j| j.join().expect("a quant prediction thread panicked"))
             .collect()
     }))
+}
+
+/// A resolved model with the GGUFs to try.
+pub struct Model {
+    pub resolved: Resolved,
+    /// the query, for the commands (`ORG/NAME`, or a local path)
+    pub query: String,
+}
+
+impl Model {
+    pub fn load(query: &str) -> Result<Model, PlanError> {
+        Ok(Model {
+            resolved: load(query)?,
+            query: query.to_string(),
+        })
+    }
+
+    pub fn spec(&self) -> &ModelSpec {
+        &self.resolved.spec
+    }
+
+    /// A GGUF file was read: llama.cpp can only load that quant.
+    pub fn gguf_file(&self) -> bool {
+        self.resolved.weights.as_ref().is_some_and(|w| {
+            w.tensors
+                .iter()
+                .any(|t| matches!(t.dtype, TensorDtype::Ggml(_)))
+        })
+    }
+
+    /// `ORG/NAME` for engines that download by repo id.
+    pub fn repo(&self) -> String {
+        let (base, _, _) = vramfit_model::resolve::split_gguf_repo(&self.query);
+        if base.contains('/') && !std::path::Path::new(&self.query).exists() {
+            base
+        } else {
+            self.resolved.spec.id.clone()
+        }
+    }
+
+    /// The catalog id of the model (for the GGUF repo catalog), when it is a catalog model.
+    pub fn catalog_id(&self) -> Option<&'static str> {
+        vramfit_model::catalog::find_model(&self.resolved.spec.id)
+            .or_else(|| vramfit_model::catalog::find_model(&self.query))
+            .map(|c| c.id.as_str())
+    }
+
+    /// The GGUF quants llama.cpp can download for this model: those a repo of the GGUF catalog
+    /// publishes ([`vramfit_model::catalog::gguf_repos`]), from `asked` or the default ladder.
+    /// A model published in a native quantized format (gpt-oss's MXFP4) gets only its native
+    /// GGUF: a wider one would be an upcast, more bytes and no more quality. The second value
+    /// lists the asked quants no known repo publishes.
+    pub fn gguf_quants(&self, asked: Option<&[String]>) -> (Vec<String>, Vec<String>) {
+        use vramfit_model::catalog::gguf_repos;
+        let Some(id) = self.catalog_id() else {
+            return (Vec::new(), asked.map(|a| a.to_vec()).unwrap_or_default());
+        };
+        let native = gguf_repos::native_quant(id);
+        let list: Vec<String> = match (asked, &native) {
+            (Some(q), _) => q.iter().map(|s| s.to_ascii_uppercase()).collect(),
+            (None, Some(n)) => vec![n.clone()],
+            (None, None) => GGUF_LADDER.iter().map(|s| s.to_string()).collect(),
+        };
+        // an FP8 / AWQ / GPTQ checkpoint: no GGUF wider than 8 bits
+        let capped = self.spec().quant.is_some();
+        let (mut ok, mut missing) = (Vec::new(), Vec::new());
+        for q in list {
+            let upcast = capped && matches!(q.as_str(), "BF16" | "F16" | "F32");
+            if !upcast && gguf_repos::repo_for(id, &q).is_some() {
+                ok.push(q);
+            } else {
+                missing.push(q);
+            }
+        }
+        (ok, missing)
+    }
+
+    /// The GGUF quants to try and their tensors, best first: the local file's, or those of
+    /// [`Model::gguf_quants`].
+    pub fn ggufs(&self, quants: Option<&[String]>) -> Result<Vec<(String, WeightSet)>, PlanError> {
+        if self.gguf_file() {
+            let w = gguf_weights(&self.resolved)?;
+            let name = self
+                .resolved
+                .gguf_file_type
+                .and_then(|id| vramfit_model::quant::FileType::from_id(id as u32))
+                .map(|f| f.name().to_string())
+                .unwrap_or_else(|| "file".into());
+            return Ok(vec![(name, w)]);
+        }
+        if let Some(q) = quants {
+            // a bad name is an error even where no repo would publish it
+            for name in q {
+                if vramfit_model::quant::FileType::parse(name).is_none() {
+                    predicted_gguf(&self.resolved, name)?;
+                }
+            }
+        }
+        let (list, _) = self.gguf_quants(quants);
+        let sets = predicted_ggufs(&self.resolved, &list)?;
+        Ok(list.into_iter().zip(sets).collect())
+    }
+
+    /// Every quant a table or plan may name even without a known repo (`table` shows the
+    /// memory of each quant; only commands are limited to published files).
+    pub fn ggufs_any(&self, quants: Option<&[String]>) -> Result<Vec<(String, WeightSet)>, PlanError> {
+        if self.gguf_file() {
+            return self.ggufs(quants);
+        }
+        let list: Vec<String> = match quants {
+            Some(q) => q.iter().map(|s| s.to_ascii_uppercase()).collect(),
+            None => match self.catalog_id().and_then(vramfit_model::catalog::gguf_repos::native_quant) {
+                Some(n) => vec![n],
+                None => GGUF_LADDER.iter().map(|s| s.to_string()).collect(),
+            },
+        };
+        let sets = predicted_ggufs(&self.resolved, &list)?;
+        Ok(list.into_iter().zip(sets).collect())
+    }
+
+    /// llama.cpp's model flags for a quant: `-m FILE`, or `-hf` with the preferred repo of the
+    /// GGUF catalog that publishes it (`ORG/NAME-GGUF` when none does: tables only, never a
+    /// printed plan, see [`Model::gguf_quants`]).
+    pub fn llama_args(&self, quant: &str) -> Vec<String> {
+        if self.gguf_file() {
+            return vec!["-m".into(), self.query.clone()];
+        }
+        let hf = self
+            .catalog_id()
+            .and_then(|id| vramfit_model::catalog::gguf_repos::repo_for(id, quant))
+            .map(|r| r.hf_arg(quant))
+            .unwrap_or_else(|| format!("{}-GGUF:{quant}", self.repo()));
+        vec!["-hf".into(), hf]
+    }
 }

@@ -6,7 +6,8 @@
 use crate::headroom;
 use crate::llamacpp::Setup;
 use crate::request::{Engine, Request};
-use crate::solve::{llama_plans, Model};
+use crate::llamacpp::llama_plans;
+use crate::model::Model;
 use vramfit_engine::Hardware;
 use vramfit_model::units::fmt_bytes;
 
@@ -17,11 +18,16 @@ fn first_llama(
     quants: &[&str],
 ) -> Option<(String, u64, u64, f64)> {
     let q: Vec<String> = quants.iter().map(|s| s.to_string()).collect();
-    let ggufs = m.ggufs(Some(&q)).ok()?;
+    let ggufs = m.ggufs_any(Some(&q)).ok()?;
     for (name, w) in ggufs {
         let h = headroom::llamacpp(&w, hw);
         let s = Setup::new(m.spec(), &w, m.llama_args(&name), name.clone(), hw, h);
-        if let Some(p) = llama_plans(&s, req).into_iter().next() {
+        // within the host RAM there is (the same rule as fit's)
+        let ram_ok = |p: &crate::plan::Plan| match hw.host_ram_bytes {
+            Some(ram) => p.host_bytes() == 0 || p.host_bytes() + 2 * vramfit_model::units::GIB <= ram,
+            None => true,
+        };
+        if let Some(p) = llama_plans(&s, req).into_iter().find(|p| ram_ok(p)) {
             let on_gpu = p.devices.iter().map(|d| d.weights_bytes).sum::<u64>();
             return Some((name, p.max_model_len, on_gpu, p.est_tokens_per_s));
         }
@@ -65,8 +71,8 @@ fn variant_hint(m: &Model, hw: &Hardware, req: &Request) -> Option<String> {
             crate::sglang::variant_plans(&offers, &more, req)
         };
         // all on the GPUs: a plan that reads weights from host RAM is not "enough GPUs"
-        plans.retain(|p| p.host.weights_bytes == 0);
-        crate::plan::rank(&mut plans, req.goal);
+        plans.retain(|p| p.gpu_resident);
+        crate::plan::rank(&mut plans, req.goal, &req.usable(m.spec().n_ctx_train));
         if let Some(p) = plans.first() {
             let repo = p.argv.iter().find(|a| a.contains('/')).cloned()?;
             let format = vramfit_model::catalog::find_variant(&repo)
@@ -111,6 +117,9 @@ fn explain_llama(m: &Model, hw: &Hardware, req: &Request) -> String {
             "; nearest: llama.cpp {q} fits ({ctx} tokens, ~{tps:.0} tok/s): vramfit fit {} --engine llama.cpp --quants {q}",
             m.repo()
         ));
+        if m.gguf_quants(Some(&[q.clone()])).0.is_empty() && !m.gguf_file() {
+            msg.push_str(" (no known GGUF repo publishes it: convert it with convert_hf_to_gguf.py and llama-quantize)");
+        }
         return msg;
     }
     // a shorter context
@@ -149,7 +158,7 @@ fn explain_llama(m: &Model, hw: &Hardware, req: &Request) -> String {
 }
 
 fn cpu_speed(m: &Model) -> f64 {
-    let Ok(g) = m.ggufs(Some(&["Q4_K_M".to_string()])) else {
+    let Ok(g) = m.ggufs_any(Some(&["Q4_K_M".to_string()])) else {
         return 0.0;
     };
     let Some((_, w)) = g.first() else { return 0.0 };

@@ -1,5 +1,6 @@
 //! A ranked plan: the command, what it puts where, and why each knob has its value.
 
+use crate::quality::Tier;
 use crate::request::Goal;
 use serde::Serialize;
 use std::cmp::Ordering;
@@ -42,6 +43,17 @@ pub struct Plan {
     pub weight_bits: f64,
     /// KV cache bits per element
     pub kv_bits: f64,
+    /// the weight format as loaded: a GGUF quant (`Q4_K_M`, `MXFP4_MOE`), `BF16`, `FP8 at
+    /// load`, a pre-quantized repo's method, ...
+    pub weight_format: String,
+    /// expected quality loss against the published checkpoint: mean KL divergence of the
+    /// weights' format plus the KV cache type's ([`crate::quality`], with its sources)
+    pub quality_kld: f64,
+    /// [`crate::quality::Tier`] of `quality_kld`
+    pub quality: Tier,
+    /// every layer's weights on the GPUs (llama.cpp's input embedding, which it always keeps in
+    /// host RAM and reads one row of per token, does not count as offload)
+    pub gpu_resident: bool,
     /// how the GPUs are used: "1 GPU", "layer split over 2 GPUs", "tensor parallel 2", ...
     pub split: String,
     /// the free memory per GPU the plan was solved against (free − headroom)
@@ -140,40 +152,94 @@ fn cmp_f(a: f64, b: f64) -> Ordering {
     a.partial_cmp(&b).unwrap_or(Ordering::Equal)
 }
 
-/// Weight precision compared in steps of a quarter bit (Q4_K_M 4.9 and IQ4_XS 4.3 differ; two
-/// predictions of the same quant do not).
-fn bits_key(b: f64) -> i64 {
-    (b * 4.0).round() as i64
-}
-
 /// Decode speed below which a plan is not worth its precision: 5 tokens/s, about English
 /// reading speed (≈4 words/s at ≈1.3 tokens per word). Such plans (mostly in host RAM) rank
 /// after every faster one, fastest first, whatever the goal but speed.
 pub const USABLE_TOKENS_PER_S: f64 = 5.0;
 
-/// Order plans best first for a goal. Quality: weight precision, KV precision, context ×
-/// concurrency, speed. The other goals put their own measure first, then quality's order.
-/// Under every goal but speed, plans slower than [`USABLE_TOKENS_PER_S`] come last.
-pub fn rank(plans: &mut [Plan], goal: Goal) {
-    let usable = |p: &Plan| goal == Goal::Speed || p.est_tokens_per_s >= USABLE_TOKENS_PER_S;
+/// The context a default answer must give to count as usable: 16k tokens, a long chat or a
+/// mid-size document with room for the answer (or the model's own context when shorter).
+pub const USABLE_CONTEXT: u64 = 16384;
+
+/// What makes a plan a usable default answer ([`rank`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Usable {
+    /// context per request a plan must reach: the asked one, else [`USABLE_CONTEXT`] capped at
+    /// the model's own
+    pub context: u64,
+    /// requests at once that count toward context × concurrency: the asked number, else 1 (one
+    /// person's requests; more slots are shown but do not outrank context)
+    pub concurrency: u64,
+}
+
+impl Plan {
+    /// Every weight on the GPUs (nothing read from host RAM per token).
+    pub fn gpu_resident(&self) -> bool {
+        self.gpu_resident
+    }
+
+    /// Host RAM the launch needs besides the OS: weights, KV cache and compute buffers kept on
+    /// the CPU.
+    pub fn host_bytes(&self) -> u64 {
+        self.host.weights_bytes + self.host.kv_cache_bytes + self.host.compute_bytes
+    }
+
+    /// Is this plan a usable default: every weight on the GPUs, at least `u.context` tokens per
+    /// request, output quality Fair or better, and not slower than reading speed.
+    pub fn usable(&self, u: &Usable) -> bool {
+        self.gpu_resident()
+            && self.max_model_len >= u.context
+            && self.quality.usable()
+            && self.est_tokens_per_s >= USABLE_TOKENS_PER_S
+    }
+
+    /// Context × the requests that count, for the ranking.
+    fn served(&self, u: &Usable) -> u64 {
+        self.max_model_len * self.concurrency.min(u.concurrency.max(1))
+    }
+}
+
+/// Order plans best first for a goal.
+///
+/// The balanced default (`quality`): usable plans ([`Plan::usable`]: GPU-resident at a usable
+/// context and quality) beat every other; among them the quality tier of weights and KV cache
+/// ([`crate::quality`], measured KL divergence) first, then context × concurrency, then speed,
+/// then the measured loss itself. Then offload plans fast enough to read, best quality first,
+/// and last the rest, fastest first. `context`, `concurrency` and `speed` put their own measure
+/// first and quality's order after it.
+pub fn rank(plans: &mut [Plan], goal: Goal, u: &Usable) {
     let quality = |a: &Plan, b: &Plan| {
-        bits_key(b.weight_bits)
-            .cmp(&bits_key(a.weight_bits))
-            .then(cmp_f(b.kv_bits, a.kv_bits))
-            .then((b.max_model_len * b.concurrency).cmp(&(a.max_model_len * a.concurrency)))
+        a.quality
+            .cmp(&b.quality)
+            .then(b.served(u).cmp(&a.served(u)))
             .then(cmp_f(b.est_tokens_per_s, a.est_tokens_per_s))
+            .then(cmp_f(a.quality_kld, b.quality_kld))
     };
-    plans.sort_by(|a, b| {
-        usable(b).cmp(&usable(a)).then_with(|| match goal {
-            // among plans too slow to use, the fastest first
-            _ if !usable(a) => cmp_f(b.est_tokens_per_s, a.est_tokens_per_s).then(quality(a, b)),
-            Goal::Quality => quality(a, b),
-            Goal::Context => b.max_model_len.cmp(&a.max_model_len).then(quality(a, b)),
-            Goal::Concurrency => b
-                .max_concurrency
-                .cmp(&a.max_concurrency)
-                .then(quality(a, b)),
-            Goal::Speed => cmp_f(b.est_tokens_per_s, a.est_tokens_per_s).then(quality(a, b)),
-        })
+    let class = |p: &Plan| -> u8 {
+        if p.usable(u) {
+            0
+        } else if p.est_tokens_per_s >= USABLE_TOKENS_PER_S && p.quality.usable() {
+            1
+        } else if p.est_tokens_per_s >= USABLE_TOKENS_PER_S {
+            2
+        } else {
+            3
+        }
+    };
+    let slow = |p: &Plan| p.est_tokens_per_s < USABLE_TOKENS_PER_S;
+    plans.sort_by(|a, b| match goal {
+        Goal::Quality => class(a).cmp(&class(b)).then_with(|| match class(a) {
+            3 => cmp_f(b.est_tokens_per_s, a.est_tokens_per_s).then(quality(a, b)),
+            _ => quality(a, b),
+        }),
+        Goal::Context => slow(a)
+            .cmp(&slow(b))
+            .then(b.max_model_len.cmp(&a.max_model_len))
+            .then(quality(a, b)),
+        Goal::Concurrency => slow(a)
+            .cmp(&slow(b))
+            .then(b.max_concurrency.cmp(&a.max_concurrency))
+            .then(quality(a, b)),
+        Goal::Speed => cmp_f(b.est_tokens_per_s, a.est_tokens_per_s).then(quality(a, b)),
     });
 }

@@ -117,6 +117,21 @@ pub struct Request {
     pub headroom: Option<u64>,
 }
 
+impl Request {
+    /// What a usable default answer must give for a model of `n_ctx_train` tokens
+    /// ([`crate::plan::Usable`]).
+    pub fn usable(&self, n_ctx_train: u64) -> crate::plan::Usable {
+        let own = if n_ctx_train > 0 { n_ctx_train } else { crate::plan::USABLE_CONTEXT };
+        crate::plan::Usable {
+            context: self
+                .context
+                .unwrap_or(crate::plan::USABLE_CONTEXT)
+                .min(own),
+            concurrency: self.concurrency.unwrap_or(1),
+        }
+    }
+}
+
 /// The smallest context a plan is offered with when none is asked: llama.cpp's `--fit-ctx`
 /// default (common/common.h, #16653).
 pub const MIN_CONTEXT: u64 = 4096;

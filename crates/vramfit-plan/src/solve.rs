@@ -3,15 +3,13 @@
 
 use crate::error::PlanError;
 use crate::headroom;
-use crate::llamacpp::{self, Knobs};
-use crate::model;
+use crate::llamacpp::{self, llama_plans};
+pub use crate::model::Model;
 use crate::plan::{rank, Plan};
-use crate::request::{Engine, Request, GGUF_LADDER, MIN_CONTEXT};
+use crate::request::{Engine, Request};
 use crate::vllm;
 use serde::Serialize;
 use vramfit_engine::Hardware;
-use vramfit_model::resolve::Resolved;
-use vramfit_model::{ModelSpec, TensorDtype, WeightSet};
 
 /// The answer of `fit`.
 #[derive(Debug, Clone, Serialize)]
@@ -20,151 +18,6 @@ pub struct FitResult {
     pub plans: Vec<Plan>,
     /// what was assumed or left out
     pub notes: Vec<String>,
-}
-
-/// A resolved model with the GGUFs to try.
-pub struct Model {
-    pub resolved: Resolved,
-    /// the query, for the commands (`ORG/NAME`, or a local path)
-    pub query: String,
-}
-
-impl Model {
-    pub fn load(query: &str) -> Result<Model, PlanError> {
-        Ok(Model {
-            resolved: model::load(query)?,
-            query: query.to_string(),
-        })
-    }
-
-    pub fn spec(&self) -> &ModelSpec {
-        &self.resolved.spec
-    }
-
-    /// A GGUF file was read: llama.cpp can only load that quant.
-    pub fn gguf_file(&self) -> bool {
-        self.resolved.weights.as_ref().is_some_and(|w| {
-            w.tensors
-                .iter()
-                .any(|t| matches!(t.dtype, TensorDtype::Ggml(_)))
-        })
-    }
-
-    /// `ORG/NAME` for engines that download by repo id.
-    pub fn repo(&self) -> String {
-        let (base, _, _) = vramfit_model::resolve::split_gguf_repo(&self.query);
-        if base.contains('/') && !std::path::Path::new(&self.query).exists() {
-            base
-        } else {
-            self.resolved.spec.id.clone()
-        }
-    }
-
-    /// The GGUF quants to try and their tensors, best first.
-    pub fn ggufs(&self, quants: Option<&[String]>) -> Result<Vec<(String, WeightSet)>, PlanError> {
-        if self.gguf_file() {
-            let w = model::gguf_weights(&self.resolved)?;
-            let name = self
-                .resolved
-                .gguf_file_type
-                .and_then(|id| vramfit_model::quant::FileType::from_id(id as u32))
-                .map(|f| f.name().to_string())
-                .unwrap_or_else(|| "file".into());
-            return Ok(vec![(name, w)]);
-        }
-        let list: Vec<String> = match quants {
-            Some(q) => q.to_vec(),
-            None => GGUF_LADDER.iter().map(|s| s.to_string()).collect(),
-        };
-        let sets = model::predicted_ggufs(&self.resolved, &list)?;
-        Ok(list
-            .iter()
-            .map(|q| q.to_ascii_uppercase())
-            .zip(sets)
-            .collect())
-    }
-
-    /// llama.cpp's model flags for a quant.
-    pub fn llama_args(&self, quant: &str) -> Vec<String> {
-        if self.gguf_file() {
-            vec!["-m".into(), self.query.clone()]
-        } else {
-            vec!["-hf".into(), format!("{}-GGUF:{quant}", self.repo())]
-        }
-    }
-}
-
-fn round_up_256(x: u64) -> u64 {
-    x.div_ceil(256).max(1) * 256
-}
-
-/// llama.cpp plans for one quant: per KV type, all layers on the GPUs at the longest context
-/// (or the asked one), else the fewest experts (MoE) or layers (dense) moved to the CPU.
-pub fn llama_plans(s: &llamacpp::Setup, req: &Request) -> Vec<Plan> {
-    let mut out = Vec::new();
-    let np = req.concurrency.unwrap_or(1).max(1);
-    let n_train = s.spec.n_ctx_train.max(256);
-    let need = round_up_256(req.context.unwrap_or(MIN_CONTEXT).min(n_train));
-    // a smaller KV type never needs more experts in host RAM than a larger one did
-    let mut moe_upper = s.n_blocks;
-    for &kv in llamacpp::KV_TYPES {
-        let base = Knobs {
-            kv,
-            np,
-            ctx: need,
-            ngl: None,
-            n_cpu_moe: None,
-            tensor_split: s.split(),
-        };
-        let full = s.max_ctx(&base);
-        if full >= need {
-            let mut k = base.clone();
-            k.ctx = match req.context {
-                Some(_) => need,
-                None => full,
-            };
-            let why = match req.context {
-                Some(c) => format!("{c} tokens per slot as asked (a multiple of 256); up to {full} fit"),
-                None => format!("the longest context per slot that fits (a multiple of 256, at most the model's {n_train})"),
-            };
-            out.push(s.plan(&k, why, None));
-            continue;
-        }
-        if s.hw.gpus.is_empty() {
-            continue;
-        }
-        let why_ctx = format!(
-            "{need} tokens per slot{}; the GPU cannot hold every layer at this context",
-            if req.context.is_some() {
-                " as asked"
-            } else {
-                " (llama.cpp's --fit-ctx floor)"
-            }
-        );
-        if s.spec.is_moe() {
-            if let Some(n) = s.min_cpu_moe(&base, moe_upper) {
-                moe_upper = n;
-                let mut k = base.clone();
-                k.n_cpu_moe = (n > 0).then_some(n);
-                let why = format!(
-                    "all layers' attention and shared weights on the GPU; routed experts of the first {n} of {} layers in host RAM",
-                    s.n_blocks
-                );
-                out.push(s.plan(&k, why_ctx.clone(), Some(why)));
-                continue;
-            }
-        }
-        if let Some(ngl) = s.max_ngl(&base).filter(|n| *n > 0) {
-            let mut k = base.clone();
-            k.ngl = Some(ngl);
-            let why = format!(
-                "the most layers that fit at {need} tokens: {ngl} of {} (with the output layer); the rest run on the CPU",
-                s.n_blocks + 1
-            );
-            out.push(s.plan(&k, why_ctx, Some(why)));
-        }
-    }
-    out
 }
 
 /// `--quants` names a weight precision of at least one asked engine that takes the list: GGUF
@@ -214,10 +67,20 @@ pub fn fit(m: &Model, hw: &Hardware, req: &Request) -> Result<FitResult, PlanErr
         Vec::new()
     };
     if req.engines.contains(&Engine::LlamaCpp) && !m.gguf_file() {
-        notes.push(format!(
-            "llama.cpp: GGUF tensors predicted from llama-quantize's rules for each quant; the -hf repo {}-GGUF is the usual community name, check that it exists",
-            m.repo()
-        ));
+        let (ok, missing) = m.gguf_quants(req.quants.as_deref());
+        if ok.is_empty() {
+            notes.push(format!(
+                "llama.cpp: no known GGUF repo of {} publishes {} (vramfit's GGUF catalog); convert it yourself (convert_hf_to_gguf.py, llama-quantize) and run fit on the .gguf",
+                m.spec().id,
+                if missing.is_empty() { "a GGUF".to_string() } else { missing.join(", ") }
+            ));
+        } else if req.quants.is_some() && !missing.is_empty() {
+            notes.push(format!(
+                "llama.cpp: no known GGUF repo publishes {} of {}; not planned",
+                missing.join(", "),
+                m.spec().id
+            ));
+        }
     }
     if req.engines.contains(&Engine::Vllm) && m.gguf_file() {
         notes.push("vLLM: not planned for a local GGUF file (give the HF repo id)".into());
@@ -286,7 +149,24 @@ pub fn fit(m: &Model, hw: &Hardware, req: &Request) -> Result<FitResult, PlanErr
             plans.extend(j.join().expect("a search thread panicked"));
         }
     });
-    rank(&mut plans, req.goal);
+    // a plan that needs more host RAM than there is does not fit (weights, KV and buffers kept
+    // on the CPU; the OS and the engine process need some too: 2 GiB taken for them)
+    if let Some(ram) = hw.host_ram_bytes {
+        let before = plans.len();
+        let os = 2 * vramfit_model::units::GIB;
+        let need = |p: &Plan| if p.host_bytes() > 0 { p.host_bytes() + os } else { 0 };
+        let most = plans.iter().map(need).max().unwrap_or(0);
+        plans.retain(|p| need(p) <= ram);
+        if plans.len() < before {
+            notes.push(format!(
+                "host RAM: {} plan(s) left out that need more than the {} of host RAM (up to {}); give --ram for another machine",
+                before - plans.len(),
+                vramfit_model::units::fmt_bytes(ram),
+                vramfit_model::units::fmt_bytes(most)
+            ));
+        }
+    }
+    rank(&mut plans, req.goal, &req.usable(m.spec().n_ctx_train));
     if plans.is_empty() {
         return Err(PlanError::input(crate::nearest::explain(m, hw, req)));
     }

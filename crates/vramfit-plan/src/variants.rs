@@ -13,7 +13,7 @@
 //! weights into whole groups or blocks ([`tp_ok`]).
 
 use crate::model;
-use crate::solve::Model;
+use crate::model::Model;
 pub use vramfit_engine::tp_split::tp_ok;
 use vramfit_engine::tp_split::{kind, Kind};
 use vramfit_engine::Hardware;

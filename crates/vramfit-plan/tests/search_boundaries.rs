@@ -59,7 +59,7 @@ fn search_answers_are_the_boundaries_of_fresh_layouts() {
     for (id, quants, gib) in cases {
         let m = Model::load(id).unwrap();
         let quants: Vec<String> = quants.iter().map(|q| q.to_string()).collect();
-        for (q, w) in m.ggufs(Some(&quants)).unwrap() {
+        for (q, w) in m.ggufs_any(Some(&quants)).unwrap() {
             let hw = hw(gib);
             let h = headroom::llamacpp(&w, &hw);
             let s = Setup::new(m.spec(), &w, m.llama_args(&q), q.clone(), &hw, h);

@@ -255,7 +255,8 @@ fn ollama_commands_pass_check_and_boundaries_are_exact() {
         Some(vec!["Q8_0".into(), "Q4_K_M".into()]),
         None,
     );
-    assert!(plans > 120, "only {plans} plans verified");
+    // only quants a known repo or library name publishes are planned (the GGUF catalog)
+    assert!(plans >= 100, "only {plans} plans verified");
     // at an asked context, with the layers that do not fit on the CPU
     let (plans, _) = run_matrix(Engine::Ollama, Some(vec!["Q8_0".into()]), Some(16384));
     assert!(plans > 40, "only {plans} plans verified");

@@ -242,13 +242,20 @@ fn a_model_too_big_for_a_12_or_16_gb_card_gets_its_awq_repo() {
             assert!(p.max_model_len >= 8192);
             assert!(p.weight_bits < 7.0, "{}", p.weight_bits);
         }
-        // ranked by weight precision: a 4-bit variant below any 8-bit plan of the same engine
+        // ranked by measured quality among plans that keep every weight on the GPU: a 4-bit
+        // variant below any GPU-resident 8-bit plan of the same engine, above any that offloads
         let pos = |f: &dyn Fn(&Plan) -> bool| res.plans.iter().position(f);
-        if let (Some(awq), Some(eight)) = (
-            pos(&|p| served(p) == repo && p.engine == "vllm"),
-            pos(&|p| p.engine == "vllm" && p.weight_bits >= 7.75 && p.est_tokens_per_s >= 5.0),
-        ) {
-            assert!(eight < awq, "{model}: 8-bit ranks first");
+        let awq = pos(&|p| served(p) == repo && p.engine == "vllm");
+        let eight = |resident: bool| {
+            pos(&|p: &Plan| {
+                p.engine == "vllm" && p.weight_bits >= 7.75 && p.gpu_resident == resident
+            })
+        };
+        if let (Some(awq), Some(e)) = (awq, eight(true)) {
+            assert!(e < awq, "{model}: GPU-resident 8-bit ranks first");
+        }
+        if let (Some(awq), Some(e)) = (awq, eight(false)) {
+            assert!(awq < e, "{model}: offloaded 8-bit ranks after the GPU-resident AWQ");
         }
     }
 }

@@ -22,6 +22,7 @@
 //! GPUs by loose token matching. Pre-quantized checkpoints of catalog models (AWQ, GPTQ, FP8
 //! repos) are in [`quantized`], found by their repo id (or their name when unique).
 
+pub mod gguf_repos;
 pub mod lookup;
 pub mod quantized;
 pub mod suggest;

@@ -169,6 +169,14 @@ fn local_checkpoint(dir: &Path) -> Result<Option<WeightSet>, ResolveError> {
     }
 }
 
+/// The quant `-hf REPO` loads when no tag is given: the native file of a one-file repo of the
+/// GGUF catalog (gpt-oss's MXFP4), else llama.cpp's default (common/arg.cpp; Q4_0 for QAT repos).
+fn default_quant(query: &str, base: &str) -> String {
+    crate::catalog::gguf_repos::find_repo(query)
+        .and_then(|r| r.native.clone())
+        .unwrap_or_else(|| default_gguf_quant(base))
+}
+
 /// Resolve a model name, path or repo id.
 pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveError> {
     let mut tried = Vec::new();
@@ -228,7 +236,7 @@ pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveEr
                 r.spec.provenance.source = r.source.clone();
                 if is_gguf {
                     r.weights = None;
-                    r.gguf_quant = Some(quant.clone().unwrap_or_else(|| "Q4_K_M".into()));
+                    r.gguf_quant = Some(quant.clone().unwrap_or_else(|| default_quant(query)));
                 }
                 return Ok(r);
             }
@@ -250,7 +258,7 @@ pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveEr
         return Ok(Resolved {
             spec,
             weights: None,
-            gguf_quant: is_gguf.then(|| quant.clone().unwrap_or_else(|| default_gguf_quant(&base))),
+            gguf_quant: is_gguf.then(|| quant.clone().unwrap_or_else(|| default_quant(query, &base))),
             gguf_file_type: None,
             source,
         });
@@ -263,7 +271,7 @@ pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveEr
             Ok(mut r) => {
                 if is_gguf {
                     r.weights = None;
-                    r.gguf_quant = Some(quant.unwrap_or_else(|| "Q4_K_M".into()));
+                    r.gguf_quant = Some(quant.unwrap_or_else(|| default_quant(query)));
                 }
                 return Ok(r);
             }

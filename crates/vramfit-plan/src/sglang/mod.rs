@@ -24,7 +24,7 @@ pub use table::table_cells;
 use crate::headroom::{self, Headroom};
 use crate::plan::Plan;
 use crate::request::{Request, MIN_CONTEXT};
-use crate::solve::Model;
+use crate::model::Model;
 use std::collections::BTreeMap;
 use vramfit_engine::cmdline::Command;
 use vramfit_engine::sglang::{self, args::gpu_defaults};

@@ -21,6 +21,15 @@ pub fn render(
         Weights::Checkpoint | Weights::Variant(_) => crate::plan::nominal_bits(setup.spec),
         Weights::Fp8 => 8.0,
     };
+    let (weight_format, weight_kld) = match k.weights {
+        Weights::Checkpoint => (crate::quality::checkpoint_format(setup.spec), 0.0),
+        Weights::Fp8 => ("FP8 at load".to_string(), crate::quality::checkpoint_kld(Some("fp8"))),
+        Weights::Variant(_) => (
+            crate::quality::checkpoint_format(setup.spec),
+            crate::quality::variant_kld(weight_bits),
+        ),
+    };
+    let kld = weight_kld + crate::quality::kv_kld(k.kv);
     let est = speed::tensor_pipeline(setup.spec, &setup.hw, &mp.devices, k.tp, 0);
     let split = crate::plan::split_name(k.tp, k.pp);
     let tokens = mp.kv_cache.tokens;
@@ -155,6 +164,10 @@ pub fn render(
         est_tokens_per_s: (est * 10.0).round() / 10.0,
         weight_bits,
         kv_bits: if k.kv == KV_FP8 { 8.0 } else { 16.0 },
+        quality: crate::quality::Tier::of(kld),
+        quality_kld: kld,
+        weight_format,
+        gpu_resident: true,
         split,
         planned_free_bytes: setup.hw.gpus.iter().map(|g| g.free_bytes).collect(),
     }

@@ -4,7 +4,7 @@
 use super::{plans_for, Weights};
 use crate::error::PlanError;
 use crate::request::{Engine, Goal, Request};
-use crate::solve::Model;
+use crate::model::Model;
 use crate::table::Cell;
 use vramfit_engine::{Gpu, Hardware};
 

@@ -22,6 +22,10 @@ pub struct Args {
     /// Engine release: vLLM/SGLang `0.15.2`, llama.cpp build `b5274`; default: current behaviour.
     #[arg(long = "engine-version")]
     pub engine_version: Option<String>,
+    /// Host RAM for what the launch keeps on the CPU (e.g. 64GiB); given, a launch that needs
+    /// more does not fit; default: this machine's MemAvailable, reported only.
+    #[arg(long)]
+    pub ram: Option<String>,
     /// Print JSON (DESIGN.md's `check --json` contract).
     #[arg(long)]
     pub json: bool,
@@ -40,13 +44,18 @@ pub struct Args {
 
 pub fn run(args: Args) -> CmdResult {
     let hw = gpu_spec::hardware(args.gpu.as_deref(), args.gpu_free.as_deref())?;
-    let plan = match &args.python {
+    let mut plan = match &args.python {
         Some(file) => {
             let src = crate::cmd::python::read_source(file)?;
             crate::cmd::python::check_source(&src, &hw, args.engine_version.as_deref())?
         }
         None => check(&args.command, &hw, args.engine_version.as_deref())?,
     };
+    let ram = crate::cmd::fit::host_ram(args.ram.as_deref())?;
+    margin_notes(&mut plan, args.gpu.is_some() && args.gpu_free.is_none());
+    if let Some((bytes, from)) = ram {
+        ram_note(&mut plan, bytes, from, args.ram.is_some());
+    }
     let text = if args.json {
         serde_json::to_string_pretty(&plan).map_err(|e| CliError::input(e.to_string()))? + "\n"
     } else {
@@ -54,6 +63,63 @@ pub fn run(args: Args) -> CmdResult {
     };
     render::emit(&text);
     Ok(if plan.verdict == Verdict::Fits { 0 } else { 1 })
+}
+
+/// The margin policy shared with `fit` ([`vramfit_plan::headroom::policy_bytes`]), said per
+/// GPU: what the launch leaves free against what vramfit's plans keep; and, when the GPUs come
+/// from `--gpu` alone, that an idle headless GPU was assumed. Notes only: the verdict stays the
+/// engine's.
+fn margin_notes(plan: &mut MemoryPlan, assumed_idle: bool) {
+    use vramfit_model::units::fmt_bytes;
+    let engine = plan.engine.clone();
+    let mut short = Vec::new();
+    let mut keep = 0;
+    for (i, d) in plan.devices.iter().enumerate() {
+        let m = vramfit_plan::headroom::policy_bytes(&engine, d.kv_cache_bytes.max(0) as u64);
+        keep = keep.max(m);
+        let left = d.free_bytes.saturating_sub(d.used_bytes);
+        if plan.verdict == Verdict::Fits && left < m {
+            short.push(format!("GPU {i} leaves {}", fmt_bytes(left)));
+        }
+    }
+    if keep > 0 {
+        let what = if short.is_empty() {
+            "this launch keeps it".to_string()
+        } else {
+            format!("below it: {} (tight: a desktop or the model's error can tip it over)", short.join(", "))
+        };
+        plan.notes.push(format!(
+            "margin: vramfit's plans keep {} free per GPU for {engine} (the measured error of the model, never below the engine's own margin); {what}",
+            fmt_bytes(keep)
+        ));
+    }
+    if assumed_idle {
+        plan.notes.push(
+            "assumed: an idle headless GPU (all memory free); on a desktop or a shared GPU give --gpu-free with nvidia-smi's free MiB".into(),
+        );
+    }
+}
+
+/// Host RAM against what the launch keeps on the CPU (weights, KV cache, buffers, and 2 GiB
+/// for the OS and the process); with `--ram` given, more than there is does not fit.
+fn ram_note(plan: &mut MemoryPlan, ram: u64, from: &str, given: bool) {
+    use vramfit_model::units::{fmt_bytes, GIB};
+    let h = &plan.host;
+    let host = h.weights_bytes + h.kv_cache_bytes + h.compute_bytes;
+    if host == 0 {
+        return;
+    }
+    let need = host + 2 * GIB;
+    if need > ram {
+        plan.notes.push(format!(
+            "host RAM: the launch keeps {} on the CPU (+2 GiB for the OS), more than the {} there is ({from})",
+            fmt_bytes(host),
+            fmt_bytes(ram)
+        ));
+        if given {
+            plan.verdict = Verdict::DoesNotFit;
+        }
+    }
 }
 
 /// Run the engine model for a pasted command.

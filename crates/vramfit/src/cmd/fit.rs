@@ -5,11 +5,10 @@
 
 use crate::error::{CliError, CmdResult};
 use crate::gpu_spec;
-use crate::render::bar;
-use std::fmt::Write;
+use crate::cmd::fit_render::{report, GpuSource, Options};
 use vramfit_engine::Hardware;
-use vramfit_model::units::{fmt_bytes, parse_context, parse_size, GIB};
-use vramfit_plan::solve::{self, FitResult, Model};
+use vramfit_model::units::{parse_context, parse_size};
+use vramfit_plan::solve::{self, Model};
 use vramfit_plan::{Engine, Goal, Request};
 
 #[derive(clap::Args)]
@@ -41,9 +40,16 @@ pub struct Args {
     /// llama.cpp's --fit keeps).
     #[arg(long)]
     pub headroom: Option<String>,
-    /// Plans to print (all in --json).
-    #[arg(long, default_value_t = 5)]
+    /// Host RAM for weights kept on the CPU (e.g. 64GiB); default: this machine's available
+    /// memory (/proc/meminfo). A plan that needs more does not fit.
+    #[arg(long)]
+    pub ram: Option<String>,
+    /// Plans to print (all in --json); KV-cache variants of one plan count once.
+    #[arg(long, default_value_t = 3)]
     pub top: usize,
+    /// Print every knob's value and reason, and the `check` line of each plan.
+    #[arg(long)]
+    pub explain: bool,
     /// Print JSON: {"plans": [{engine, command, env, settings, verdict, devices, kv_cache, ...}]}.
     #[arg(long)]
     pub json: bool,
@@ -95,8 +101,32 @@ pub fn request(
     })
 }
 
+/// Host RAM: `--ram SIZE`, else this machine's MemAvailable (/proc/meminfo); None when neither.
+pub fn host_ram(ram: Option<&str>) -> Result<Option<(u64, &'static str)>, CliError> {
+    if let Some(r) = ram {
+        let b = parse_size(r).map_err(|_| {
+            CliError::input(format!("--ram '{r}' is not a size: write 64GiB or 32GB"))
+        })?;
+        if b == 0 {
+            return Err(CliError::input("--ram 0: give the host memory, e.g. 64GiB"));
+        }
+        return Ok(Some((b, "--ram")));
+    }
+    Ok(meminfo_available().map(|b| (b, "this machine's MemAvailable; --ram for another")))
+}
+
+/// MemAvailable of /proc/meminfo, in bytes.
+fn meminfo_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 pub fn run(args: Args) -> CmdResult {
-    let hw = hardware(args.gpu.as_deref(), args.gpu_free.as_deref())?;
+    let mut hw = hardware(args.gpu.as_deref(), args.gpu_free.as_deref())?;
+    let ram = host_ram(args.ram.as_deref())?;
+    hw.host_ram_bytes = ram.map(|(b, _)| b);
     let req = request(
         &args.engine,
         args.context.as_deref(),
@@ -130,93 +160,18 @@ pub fn run(args: Args) -> CmdResult {
             serde_json::to_string_pretty(&res).map_err(|e| CliError::input(e.to_string()))?
         );
     } else {
-        print!("{}", report(&res, &hw, args.top));
+        let source = match (&args.gpu, &args.gpu_free) {
+            (None, _) => GpuSource::Nvml,
+            (Some(_), Some(_)) => GpuSource::GivenWithFree,
+            (Some(_), None) => GpuSource::GivenIdle,
+        };
+        let o = Options {
+            top: args.top.max(1),
+            explain: args.explain,
+            source,
+            ram,
+        };
+        crate::render::emit(&report(&res, &hw, &o));
     }
     Ok(0)
-}
-
-fn gib(b: u64) -> String {
-    format!("{:.2}", b as f64 / GIB as f64)
-}
-
-/// The human report: each plan's command, environment, devices and reasons.
-pub fn report(res: &FitResult, hw: &Hardware, top: usize) -> String {
-    let mut o = String::new();
-    let gpus: Vec<String> = hw
-        .gpus
-        .iter()
-        .map(|g| format!("{} ({} free)", g.name, fmt_bytes(g.free_bytes)))
-        .collect();
-    let _ = writeln!(
-        o,
-        "{} on {}: {} plan(s) fit",
-        res.model,
-        gpus.join(", "),
-        res.plans.len()
-    );
-    for (i, p) in res.plans.iter().take(top).enumerate() {
-        let _ = writeln!(o);
-        let _ = writeln!(
-            o,
-            "#{} {} · {} · context {} × {} · ~{:.0} tok/s · {}",
-            i + 1,
-            p.engine,
-            p.settings.first().map(|s| s.value.as_str()).unwrap_or(""),
-            p.max_model_len,
-            p.concurrency,
-            p.est_tokens_per_s,
-            p.split
-        );
-        // Ollama's num_ctx / num_gpu / num_batch live in a Modelfile the command builds from
-        if let Some(mf) = p.settings.iter().find(|s| s.knob == "Modelfile") {
-            let _ = writeln!(o, "  {}", mf.value);
-        }
-        let _ = writeln!(o, "  {}", p.command);
-        for d in &p.devices {
-            let _ = writeln!(
-                o,
-                "  {:<34} weights {:>6} kv {:>6} compute {:>5} other {:>5}  {:>6}/{:<6} GiB [{}]",
-                d.name,
-                gib(d.weights_bytes),
-                gib(d.kv_cache_bytes.max(0) as u64),
-                gib(d.compute_bytes + d.cuda_graph_bytes),
-                gib(d.overhead_bytes),
-                gib(d.used_bytes),
-                gib(d.free_bytes),
-                bar(d.used_bytes, d.free_bytes, 20)
-            );
-        }
-        if p.host.weights_bytes > 0 {
-            let _ = writeln!(
-                o,
-                "  host RAM: {} of weights",
-                fmt_bytes(p.host.weights_bytes)
-            );
-        }
-        let _ = writeln!(
-            o,
-            "  boundaries: context up to {} · up to {} request(s) of {} at once",
-            p.max_context, p.max_concurrency, p.max_model_len
-        );
-        for s in &p.settings {
-            let _ = writeln!(o, "    {} {}: {}", s.knob, s.value, s.why);
-        }
-    }
-    if res.plans.len() > top {
-        let _ = writeln!(
-            o,
-            "\n({} more with --top {} or --json)",
-            res.plans.len() - top,
-            res.plans.len()
-        );
-    }
-    for n in &res.notes {
-        let _ = writeln!(o, "note: {n}");
-    }
-    let _ = writeln!(
-        o,
-        "speed: bandwidth roofline, an upper bound (host RAM taken as {} GB/s)",
-        vramfit_plan::speed::HOST_BANDWIDTH_GBPS
-    );
-    o
 }

@@ -6,6 +6,7 @@ pub mod doctor;
 pub mod extras;
 pub mod doctor_recheck;
 pub mod fit;
+pub mod fit_render;
 pub mod inspect;
 pub mod python;
 pub mod snapshot;

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use vramfit_engine::Gpu;
 use vramfit_model::catalog::find_gpu;
 use vramfit_plan::solve::Model;
-use vramfit_plan::table::{self, Table, DEFAULT_GPUS};
+use vramfit_plan::table::{self, Column, Table, DEFAULT_GPUS};
 use vramfit_plan::Engine;
 
 #[derive(clap::Args)]
@@ -18,7 +18,8 @@ pub struct Args {
     /// llama.cpp (default), vllm, sglang, ollama or transformers.
     #[arg(long, default_value = "llama.cpp")]
     pub engine: String,
-    /// GPU names, comma-separated; default: one per memory class, 8 GB to 192 GB.
+    /// GPU columns, comma-separated: a name, or `2x RTX 3090` for several cards (llama.cpp and
+    /// vLLM); default: one per memory class, 8 GB to 192 GB.
     #[arg(long)]
     pub gpus: Option<String>,
     /// Quants (rows): GGUF names for llama.cpp and Ollama, BF16/FP8/BNB4 for vLLM, BF16/FP8 for
@@ -38,6 +39,31 @@ fn gpu(name: &str) -> Result<Gpu, CliError> {
     Ok(Gpu::from_catalog(g))
 }
 
+/// One `--gpus` entry: `RTX 4090` or `2x RTX 3090` (a column of several identical cards).
+fn column(entry: &str) -> Result<Column, CliError> {
+    let e = entry.trim();
+    let (n, name) = match e.split_once(['x', 'X']) {
+        Some((count, rest)) if !count.trim().is_empty() && count.trim().chars().all(|c| c.is_ascii_digit()) => {
+            let n: usize = count.trim().parse().map_err(|_| {
+                CliError::input(format!("--gpus '{e}': bad count; write e.g. \"2x RTX 3090\""))
+            })?;
+            (n, rest.trim())
+        }
+        _ => (1, e),
+    };
+    if n == 0 || n > 16 {
+        return Err(CliError::input(format!(
+            "--gpus '{e}': a column of {n} GPUs is not tabled (1 to 16)"
+        )));
+    }
+    let g = gpu(name)?;
+    let label = if n == 1 { g.name.clone() } else { format!("{n}x {}", g.name) };
+    Ok(Column {
+        label,
+        gpus: vec![g; n],
+    })
+}
+
 pub fn run(args: Args) -> CmdResult {
     let req = request(
         &args.engine,
@@ -55,16 +81,16 @@ pub fn run(args: Args) -> CmdResult {
             )))
         }
     };
-    let gpus: Vec<Gpu> = match &args.gpus {
+    let gpus: Vec<Column> = match &args.gpus {
         Some(list) => list
             .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .map(gpu)
+            .map(column)
             .collect::<Result<_, _>>()?,
         None => DEFAULT_GPUS
             .iter()
-            .map(|g| gpu(g))
+            .map(|g| gpu(g).map(|g| Column::one(&g)))
             .collect::<Result<_, _>>()?,
     };
     if gpus.is_empty() {
@@ -115,7 +141,7 @@ pub fn render(t: &Table, engine: Engine) -> String {
     };
     let _ = writeln!(
         o,
-        "{} · {} · {what}, all on one GPU (✗: nothing fits)",
+        "{} · {} · {what}, every weight on the column's GPUs (✗: nothing fits)",
         t.model,
         engine.name()
     );

@@ -35,27 +35,27 @@ fn hw(gpus: Vec<Gpu>) -> Hardware {
 fn setup_of<'a>(m: &'a Model, w: &'a WeightSet, q: &str, hw: &Hardware) -> Setup<'a> {
     let r = req(None, None, &[q]);
     let h = headroom_for(m.spec(), w, hw, &r);
-    Setup::new(m.spec(), w, q.into(), source_name(m, q), hw, h)
+    Setup::new(m.spec(), w, q.into(), source_name(m, q).unwrap_or_default(), hw, h)
 }
 
 #[test]
-fn library_tags_and_hub_names() {
+fn library_tags_and_hub_names_come_from_the_gguf_catalog() {
     offline();
     let m = Model::load("Qwen/Qwen3-8B").unwrap();
-    assert_eq!(source_name(&m, "Q4_K_M"), "qwen3:8b");
-    assert_eq!(source_name(&m, "Q8_0"), "qwen3:8b-q8_0");
-    assert_eq!(source_name(&m, "F16"), "qwen3:8b-fp16");
-    // mistral's library default is q4_0: q4_K_M needs the quant in the tag
-    let m = Model::load("mistralai/Mistral-7B-Instruct-v0.3").unwrap();
-    assert_eq!(source_name(&m, "Q4_0"), "mistral:7b");
-    assert_eq!(source_name(&m, "Q4_K_M"), "mistral:7b-q4_K_M");
-    assert!(quants(&m, None).contains(&"Q4_0".to_string()));
-    // not in the tag table: the community GGUF repo
-    let m = Model::load("mistralai/Mistral-7B-v0.1").unwrap();
+    let name = |m: &Model, q: &str| source_name(m, q);
+    assert_eq!(name(&m, "Q4_K_M").as_deref(), Some("qwen3:8b"));
+    assert_eq!(name(&m, "Q8_0").as_deref(), Some("qwen3:8b-q8_0"));
+    // not a library name the catalog has seen: Qwen's own GGUF repo publishes Q6_K
     assert_eq!(
-        source_name(&m, "Q4_K_M"),
-        "hf.co/mistralai/Mistral-7B-v0.1-GGUF:Q4_K_M"
+        name(&m, "Q6_K").as_deref(),
+        Some("hf.co/Qwen/Qwen3-8B-GGUF:Q6_K")
     );
+    // nobody known publishes an F16 GGUF of it: no name is invented
+    assert_eq!(name(&m, "F16"), None);
+    let m = Model::load("openai/gpt-oss-20b").unwrap();
+    assert_eq!(name(&m, "MXFP4_MOE").as_deref(), Some("gpt-oss:20b"));
+    let m = Model::load("mistralai/Mistral-7B-v0.1").unwrap();
+    assert_eq!(name(&m, "Q4_K_M"), None);
 }
 
 #[test]

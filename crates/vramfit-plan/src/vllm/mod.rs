@@ -278,8 +278,29 @@ pub fn plans_for(
             if mp.verdict != Verdict::Fits {
                 continue;
             }
-            let max_conc = mp.kv_cache.max_concurrency.floor().max(0.0) as u64;
-            if max_conc < req.concurrency.unwrap_or(1) {
+            let mut mp = mp;
+            let want = req.concurrency.unwrap_or(1);
+            let conc = |mp: &MemoryPlan| mp.kv_cache.max_concurrency.floor().max(0.0) as u64;
+            if conc(&mp) < want && req.context.is_none() {
+                // use what is left for the asked requests: the longest --max-model-len at which
+                // `want` requests of the full length fit the pool (the pool does not depend on
+                // the length, so fitting is monotone)
+                let ok = |l: u64| {
+                    let mut kk = k.clone();
+                    kk.max_model_len = Some(l);
+                    let p = setup.evaluate(&kk);
+                    p.verdict == Verdict::Fits && conc(&p) >= want
+                };
+                match vramfit_engine::search::largest_fitting(min_len, len, 1, ok) {
+                    Some(l) => {
+                        k.max_model_len = Some(l);
+                        mp = setup.evaluate(&k);
+                    }
+                    None => continue,
+                }
+            }
+            let max_conc = conc(&mp);
+            if max_conc < want {
                 continue;
             }
             out.push(render(setup, &k, mp, fit, max_conc));
@@ -337,6 +358,16 @@ fn render(setup: &Setup, k: &Knobs, mp: MemoryPlan, max_context: u64, max_conc: 
         Weights::Fp8 => 8.0,
         Weights::Bnb4 => 4.5,
     };
+    let (weight_format, weight_kld) = match k.weights {
+        Weights::Checkpoint => (crate::quality::checkpoint_format(setup.spec), 0.0),
+        Weights::Fp8 => ("FP8 at load".to_string(), crate::quality::checkpoint_kld(Some("fp8"))),
+        Weights::Bnb4 => ("NF4 at load".to_string(), crate::quality::checkpoint_kld(Some("nf4"))),
+        Weights::Variant(_) => (
+            crate::quality::checkpoint_format(setup.spec),
+            crate::quality::variant_kld(weight_bits),
+        ),
+    };
+    let kld = weight_kld + crate::quality::kv_kld(k.kv);
     let est = speed::tensor_pipeline(
         setup.spec,
         setup.hw,
@@ -423,6 +454,10 @@ fn render(setup: &Setup, k: &Knobs, mp: MemoryPlan, max_context: u64, max_conc: 
         est_tokens_per_s: (est * 10.0).round() / 10.0,
         weight_bits,
         kv_bits: if k.kv == "fp8" { 8.0 } else { 16.0 },
+        quality: crate::quality::Tier::of(kld),
+        quality_kld: kld,
+        weight_format,
+        gpu_resident: k.cpu_offload_gib == 0,
         split,
         planned_free_bytes: setup.hw.gpus.iter().map(|g| g.free_bytes).collect(),
     }

@@ -78,6 +78,11 @@ pub fn render(s: &Setup, k: &Knobs, max_total: u64, why_split: Option<String>) -
         Weights::Int8 => 8.0,
         Weights::Nf4 => 4.0,
     };
+    let (weight_format, kld) = match k.weights {
+        Weights::Half => (crate::quality::checkpoint_format(s.spec), 0.0),
+        Weights::Int8 => ("INT8 at load".to_string(), crate::quality::checkpoint_kld(Some("int8"))),
+        Weights::Nf4 => ("NF4 at load".to_string(), crate::quality::checkpoint_kld(Some("nf4"))),
+    };
     // roofline: the GPUs hold consecutive layers and run one after another; offloaded weights
     // cross PCIe every forward (accelerate's hooks copy them to the GPU)
     let per_dev: Vec<(f64, f64)> = mp
@@ -206,6 +211,10 @@ pub fn render(s: &Setup, k: &Knobs, max_total: u64, why_split: Option<String>) -
         est_tokens_per_s: (est * 10.0).round() / 10.0,
         weight_bits,
         kv_bits: 16.0,
+        weight_format,
+        quality_kld: kld,
+        quality: crate::quality::Tier::of(kld),
+        gpu_resident: host == 0,
         split,
         planned_free_bytes: s.hw.gpus.iter().map(|g| g.free_bytes).collect(),
     })

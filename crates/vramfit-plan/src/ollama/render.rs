@@ -163,6 +163,7 @@ pub fn render(s: &Setup, k: &Knobs, why_ctx: String, why_gpu: Option<String>) ->
         tensor_split: None,
     };
     let est = s.llama.tokens_per_s(&speed_knobs, &lcfg);
+    let kld = s.llama.weight_kld() + crate::quality::kv_kld(&k.kv.to_string());
     let spread = Hardware {
         gpus: launch.gpus.clone(),
         host_ram_bytes: hw.host_ram_bytes,
@@ -189,6 +190,10 @@ pub fn render(s: &Setup, k: &Knobs, why_ctx: String, why_gpu: Option<String>) ->
         est_tokens_per_s: (est * 10.0).round() / 10.0,
         weight_bits: bits,
         kv_bits: k.kv.bytes_per_elem() * 8.0,
+        weight_format: s.llama.quant.clone(),
+        quality_kld: kld,
+        quality: crate::quality::Tier::of(kld),
+        gpu_resident: k.num_gpu >= all,
         split,
         planned_free_bytes: spread.gpus.iter().map(|g| g.free_bytes).collect(),
     })

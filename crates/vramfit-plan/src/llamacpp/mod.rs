@@ -7,6 +7,9 @@
 //! `vramfit check` of that command gives the same numbers. The tensors are read for placement
 //! once per quant ([`llamacpp::prepare`]), not once per probe.
 
+mod plans;
+pub use plans::llama_plans;
+
 use crate::headroom::Headroom;
 use crate::plan::{command_line, Plan, Setting};
 use crate::speed;
@@ -188,6 +191,15 @@ impl<'a> Setup<'a> {
         (self.hw.gpus.len() > 1).then(|| self.hw.gpus.iter().map(|g| g.free_bytes / MIB).collect())
     }
 
+    /// Expected loss of the quant's weights ([`crate::quality::gguf_kld`]); a quant the
+    /// scoreboard lacks is placed by its bits per weight between the measured ones.
+    pub fn weight_kld(&self) -> f64 {
+        crate::quality::gguf_kld(&self.quant).unwrap_or_else(|| {
+            let bpw = self.weights.total_bytes() as f64 * 8.0 / self.weights.total_elems().max(1) as f64;
+            crate::quality::kld_of_bits(bpw)
+        })
+    }
+
     /// Decode tokens/s for these knobs (roofline; see [`speed`]).
     pub fn tokens_per_s(&self, k: &Knobs, cfg: &LlamaCppConfig) -> f64 {
         let free: Vec<u64> = self.hw.gpus.iter().map(|g| g.free_bytes).collect();
@@ -320,6 +332,7 @@ impl<'a> Setup<'a> {
         let (gpu_arg, free_arg) = crate::plan::gpu_args(&self.real_hw, &self.hw);
         let env = BTreeMap::new();
         let est = self.tokens_per_s(k, &cfg);
+        let kld = self.weight_kld() + crate::quality::kv_kld(&k.kv.to_string());
         Plan {
             engine: "llama.cpp".into(),
             command: command_line(&env, &argv),
@@ -346,6 +359,10 @@ impl<'a> Setup<'a> {
             weight_bits: self.weights.total_bytes() as f64 * 8.0
                 / self.weights.total_elems().max(1) as f64,
             kv_bits: k.kv.bytes_per_elem() * 8.0,
+            weight_format: self.quant.clone(),
+            quality_kld: kld,
+            quality: crate::quality::Tier::of(kld),
+            gpu_resident: k.n_cpu_moe.is_none() && k.ngl.is_none_or(|n| n > self.n_blocks),
             split,
             planned_free_bytes: planned_free,
         }

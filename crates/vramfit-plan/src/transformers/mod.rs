@@ -13,7 +13,7 @@ use crate::error::PlanError;
 use crate::headroom::{self, Headroom};
 use crate::plan::Plan;
 use crate::request::{Request, MIN_CONTEXT};
-use crate::solve::Model;
+use crate::model::Model;
 use crate::table::Cell;
 use std::collections::BTreeMap;
 use vramfit_engine::cmdline::Command;
@@ -300,7 +300,6 @@ impl<'a> Setup<'a> {
     }
 }
 
-#[path = "transformers_render.rs"]
 mod render;
 pub use render::render;
 
@@ -459,5 +458,4 @@ pub fn table_cells(
 }
 
 #[cfg(test)]
-#[path = "transformers_tests.rs"]
 mod tests;

@@ -28,7 +28,7 @@ use crate::headroom::{self, Headroom};
 use crate::llamacpp;
 use crate::plan::{command_line, shell_quote, Plan};
 use crate::request::{Request, MIN_CONTEXT};
-use crate::solve::Model;
+use crate::model::Model;
 use crate::table::Cell;
 use std::collections::BTreeMap;
 use vramfit_engine::cmdline::Command;
@@ -90,44 +90,20 @@ pub struct Setup<'a> {
     pub single_slot: bool,
 }
 
-/// Ollama's `QUANT` spelling in a library tag: `q4_K_M`, `q8_0`, `fp16`, `bf16`.
-fn tag_quant(quant: &str) -> String {
-    match quant {
-        "F16" => "fp16".into(),
-        q if q.starts_with('Q') => format!("q{}", &q[1..]),
-        q => q.to_ascii_lowercase(),
-    }
-}
-
-/// How Ollama names the model at `quant`: the library tag when vramfit's tag table knows the
-/// repo (the bare `NAME:SIZE` for the library's default quant, `NAME:SIZE-QUANT` otherwise), a
-/// local GGUF path as given, else the community GGUF repo on the Hub (`hf.co/ORG/NAME-GGUF:QUANT`,
-/// which Ollama pulls).
-pub fn source_name(m: &Model, quant: &str) -> String {
+/// How Ollama names the model at `quant`, only as vramfit's GGUF catalog has seen it pulled
+/// ([`vramfit_model::catalog::gguf_repos`]): a library name (`qwen3:30b-a3b`), else a GGUF repo
+/// of the catalog that publishes the quant (`hf.co/unsloth/Qwen3-30B-A3B-GGUF:Q6_K`, which
+/// Ollama pulls from the Hub), a local GGUF path as given; None when no known name exists.
+pub fn source_name(m: &Model, quant: &str) -> Option<String> {
+    use vramfit_model::catalog::gguf_repos;
     if m.gguf_file() {
-        return m.query.clone();
+        return Some(m.query.clone());
     }
-    let repo = m.repo();
-    let same = |name: &str| match tags::resolve(name) {
-        Some(tags::OllamaModel::Library { repo: r, quant: q }) => {
-            r.eq_ignore_ascii_case(&repo) && q.eq_ignore_ascii_case(quant)
-        }
-        _ => false,
-    };
-    if let Some(t) = tags::TAGS
-        .iter()
-        .find(|t| t.repo.eq_ignore_ascii_case(&repo))
-    {
-        for name in [
-            format!("{}:{}", t.name, t.size),
-            format!("{}:{}-{}", t.name, t.size, tag_quant(quant)),
-        ] {
-            if same(&name) {
-                return name;
-            }
-        }
+    let id = m.catalog_id()?;
+    if let Some(o) = gguf_repos::ollama_name(id, quant) {
+        return Some(o.name.clone());
     }
-    format!("hf.co/{repo}-GGUF:{quant}")
+    gguf_repos::repo_for(id, quant).map(|r| format!("hf.co/{}", r.hf_arg(quant)))
 }
 
 /// The quants to plan: the asked ones, the file's, or [`LADDER`] and the library's default.
@@ -372,7 +348,6 @@ impl<'a> Setup<'a> {
     }
 }
 
-#[path = "ollama_render.rs"]
 mod render;
 pub use render::render;
 
@@ -451,7 +426,8 @@ pub fn plans(m: &Model, hw: &Hardware, req: &Request) -> Vec<Plan> {
     } else {
         names
             .iter()
-            .filter_map(|q| m.ggufs(Some(std::slice::from_ref(q))).ok())
+            .filter(|q| source_name(m, q).is_some())
+            .filter_map(|q| m.ggufs_any(Some(std::slice::from_ref(q))).ok())
             .flatten()
             .collect()
     };
@@ -461,7 +437,8 @@ pub fn plans(m: &Model, hw: &Hardware, req: &Request) -> Vec<Plan> {
             .map(|(q, w)| {
                 scope.spawn(move || {
                     let h = headroom_for(m.spec(), w, hw, req);
-                    let s = Setup::new(m.spec(), w, q.clone(), source_name(m, q), hw, h);
+                    let name = source_name(m, q).unwrap_or_default();
+                    let s = Setup::new(m.spec(), w, q.clone(), name, hw, h);
                     plans_for(&s, req)
                 })
             })
@@ -490,7 +467,7 @@ pub fn table_cells(
     let ggufs = if m.gguf_file() {
         m.ggufs(None)?
     } else {
-        m.ggufs(Some(&quants(m, quants_asked)))?
+        m.ggufs_any(Some(&quants(m, quants_asked)))?
     };
     let names: Vec<String> = ggufs.iter().map(|(q, _)| q.clone()).collect();
     let mut cells = Vec::new();
@@ -506,7 +483,8 @@ pub fn table_cells(
                     .collect(),
                 why: h.why,
             };
-            let s = Setup::new(m.spec(), w, q.clone(), source_name(m, q), &hw, h);
+            let name = source_name(m, q).unwrap_or_else(|| m.repo());
+            let s = Setup::new(m.spec(), w, q.clone(), name, &hw, h);
             let mut k = Knobs {
                 kv: GgmlType::F16,
                 np: 1,
@@ -530,5 +508,4 @@ pub fn table_cells(
 }
 
 #[cfg(test)]
-#[path = "ollama_tests.rs"]
 mod tests;

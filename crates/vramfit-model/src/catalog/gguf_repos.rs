@@ -1,0 +1,228 @@
+//! Where the GGUFs of catalog models live (`catalog/gguf_repos.json`): the Hub repos that
+//! publish them (the vendor's own, ggml-org, unsloth, bartowski, lmstudio-community), the quant
+//! tags each publishes, and the Ollama library names that pull them. Every entry carries the
+//! public scripts or READMEs that name it. `fit` prints only repos, tags and names found here.
+//!
+//! ```
+//! use vramfit_model::catalog::gguf_repos::{ollama_name, repo_for};
+//! let r = repo_for("openai/gpt-oss-20b", "MXFP4_MOE").unwrap();
+//! assert_eq!(r.hf_arg("MXFP4_MOE"), "ggml-org/gpt-oss-20b-GGUF");
+//! assert!(repo_for("openai/gpt-oss-20b", "BF16").is_none());
+//! assert_eq!(ollama_name("Qwen/Qwen3-30B-A3B", "Q4_K_M").unwrap().name, "qwen3:30b-a3b");
+//! ```
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+const JSON: &str = include_str!("../../catalog/gguf_repos.json");
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Ladder {
+    pub tags: Vec<String>,
+    pub why: String,
+}
+
+/// One Hub repo of GGUF files.
+#[derive(Debug, Clone, Deserialize)]
+pub struct GgufRepo {
+    /// the catalog model id the GGUFs were made from
+    pub model: String,
+    /// `ORG/NAME-GGUF`
+    pub repo: String,
+    /// the publisher's quant set, a key of the file's `ladders`
+    pub ladder: String,
+    /// a repo of one file in the checkpoint's own format: its llama-quantize file type
+    #[serde(default)]
+    pub native: Option<String>,
+    /// tags the evidence names
+    pub seen: Vec<String>,
+    pub size_bytes: Option<u64>,
+    pub evidence: Vec<String>,
+}
+
+/// One Ollama library name.
+#[derive(Debug, Clone, Deserialize)]
+pub struct OllamaName {
+    pub model: String,
+    /// `NAME:TAG` as `ollama pull` takes it
+    pub name: String,
+    /// the llama-quantize file type the tag ships
+    pub quant: String,
+    pub evidence: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct GgufCatalog {
+    pub ladders: BTreeMap<String, Ladder>,
+    pub repos: Vec<GgufRepo>,
+    pub ollama: Vec<OllamaName>,
+}
+
+fn norm(q: &str) -> String {
+    let u = q.trim().to_ascii_uppercase();
+    match u.as_str() {
+        "MXFP4" => "MXFP4_MOE".into(),
+        "FP16" => "F16".into(),
+        _ => u,
+    }
+}
+
+impl GgufRepo {
+    /// The quant tags the repo publishes, upper-case (`MXFP4_MOE` for a native MXFP4 file).
+    pub fn tags(&self) -> Vec<String> {
+        if let Some(n) = &self.native {
+            return vec![norm(n)];
+        }
+        let mut out: Vec<String> = catalog()
+            .ladders
+            .get(&self.ladder)
+            .map(|l| l.tags.iter().map(|t| norm(t)).collect())
+            .unwrap_or_default();
+        for s in &self.seen {
+            let s = norm(s);
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        }
+        out
+    }
+
+    pub fn publishes(&self, quant: &str) -> bool {
+        self.tags().contains(&norm(quant))
+    }
+
+    /// llama.cpp's `-hf` value: `REPO:TAG`, or `REPO` alone for a one-file native repo.
+    pub fn hf_arg(&self, quant: &str) -> String {
+        if self.native.is_some() {
+            self.repo.clone()
+        } else {
+            format!("{}:{}", self.repo, norm(quant))
+        }
+    }
+
+    /// Preference among repos of one model: the vendor's own, ggml-org, unsloth, bartowski,
+    /// lmstudio-community, then the rest.
+    fn rank(&self) -> u8 {
+        let org = self.repo.split('/').next().unwrap_or("").to_ascii_lowercase();
+        let vendor = self.model.split('/').next().unwrap_or("").to_ascii_lowercase();
+        match org.as_str() {
+            o if o == vendor => 0,
+            "ggml-org" => 1,
+            "unsloth" => 2,
+            "bartowski" => 3,
+            "lmstudio-community" => 4,
+            _ => 5,
+        }
+    }
+}
+
+/// Parse a catalog file (the embedded one, or a test's).
+pub fn parse(json: &str) -> Result<GgufCatalog, serde_json::Error> {
+    serde_json::from_str(json)
+}
+
+/// The embedded catalog.
+pub fn catalog() -> &'static GgufCatalog {
+    static C: OnceLock<GgufCatalog> = OnceLock::new();
+    C.get_or_init(|| parse(JSON).expect("embedded catalog/gguf_repos.json parses"))
+}
+
+/// The repos of a model id, most preferred first.
+pub fn repos_of(model: &str) -> Vec<&'static GgufRepo> {
+    let mut v: Vec<&GgufRepo> = catalog()
+        .repos
+        .iter()
+        .filter(|r| r.model.eq_ignore_ascii_case(model))
+        .collect();
+    v.sort_by_key(|r| r.rank());
+    v
+}
+
+/// The preferred repo of a model that publishes `quant`.
+pub fn repo_for(model: &str, quant: &str) -> Option<&'static GgufRepo> {
+    repos_of(model).into_iter().find(|r| r.publishes(quant))
+}
+
+/// The quant of a model's native GGUF (`MXFP4_MOE` for gpt-oss), when its repos publish one.
+pub fn native_quant(model: &str) -> Option<String> {
+    repos_of(model)
+        .into_iter()
+        .find_map(|r| r.native.as_deref().map(norm))
+}
+
+/// A repo by its id (`ORG/NAME-GGUF`, a `:TAG` ignored), case-insensitive.
+pub fn find_repo(repo: &str) -> Option<&'static GgufRepo> {
+    let id = repo.split(':').next().unwrap_or(repo);
+    catalog()
+        .repos
+        .iter()
+        .find(|r| r.repo.eq_ignore_ascii_case(id))
+}
+
+/// The Ollama library name of a model at a quant.
+pub fn ollama_name(model: &str, quant: &str) -> Option<&'static OllamaName> {
+    let q = norm(quant);
+    catalog()
+        .ollama
+        .iter()
+        .find(|o| o.model.eq_ignore_ascii_case(model) && norm(&o.quant) == q)
+}
+
+/// Every `-hf` value and Ollama name the catalog allows, for tests of printed commands.
+pub fn is_known_hf_arg(arg: &str) -> bool {
+    let (id, tag) = match arg.split_once(':') {
+        Some((r, t)) => (r, Some(t)),
+        None => (arg, None),
+    };
+    match find_repo(id) {
+        Some(r) => match tag {
+            Some(t) => r.native.is_none() && r.publishes(t),
+            None => r.native.is_some(),
+        },
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_repo_has_evidence_a_known_ladder_and_a_catalog_model() {
+        let c = catalog();
+        assert!(!c.repos.is_empty());
+        for r in &c.repos {
+            assert!(!r.evidence.is_empty(), "{}", r.repo);
+            assert!(c.ladders.contains_key(&r.ladder), "{}", r.repo);
+            assert!(r.repo.to_ascii_uppercase().ends_with("-GGUF"), "{}", r.repo);
+            assert!(crate::catalog::find_model(&r.model).is_some(), "{}", r.model);
+            for t in r.tags() {
+                assert!(crate::quant::FileType::parse(&t).is_some(), "{}: {t}", r.repo);
+            }
+        }
+        for o in &c.ollama {
+            assert!(!o.evidence.is_empty(), "{}", o.name);
+            assert!(crate::catalog::find_model(&o.model).is_some(), "{}", o.model);
+            assert!(crate::quant::FileType::parse(&o.quant).is_some(), "{}", o.name);
+        }
+    }
+
+    #[test]
+    fn the_vendor_repo_comes_first_and_native_repos_take_no_tag() {
+        assert_eq!(
+            repo_for("Qwen/Qwen3-8B", "Q4_K_M").unwrap().repo,
+            "Qwen/Qwen3-8B-GGUF"
+        );
+        // Qwen's own repo has no IQ4_XS: nothing else in the catalog does either
+        assert!(repo_for("Qwen/Qwen3-8B", "IQ4_XS").is_none());
+        assert_eq!(
+            repo_for("Qwen/Qwen3-30B-A3B", "Q4_K_M").unwrap().repo,
+            "unsloth/Qwen3-30B-A3B-GGUF"
+        );
+        assert_eq!(native_quant("openai/gpt-oss-120b").as_deref(), Some("MXFP4_MOE"));
+        assert!(is_known_hf_arg("ggml-org/gpt-oss-20b-GGUF"));
+        assert!(!is_known_hf_arg("openai/gpt-oss-20b-GGUF:BF16"));
+        assert!(is_known_hf_arg("unsloth/Qwen3-30B-A3B-GGUF:Q6_K"));
+    }
+}
