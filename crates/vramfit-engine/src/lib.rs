@@ -4,6 +4,7 @@
 //! (flags → its config, with its defaults by version) and its memory model
 //! (`ModelSpec` × config × `Hardware` → [`MemoryPlan`]).
 
+pub mod calibrate;
 pub mod cmdline;
 pub mod error;
 pub mod hardware;

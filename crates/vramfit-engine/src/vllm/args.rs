@@ -63,6 +63,9 @@ pub struct VllmConfig {
     pub cudagraphs_disabled: bool,
     /// `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`: a max_model_len beyond the model's is accepted
     pub allow_long_max_model_len: bool,
+    /// the GPU's compute capability, set by the plan (kernel-dependent weight layouts: MXFP4
+    /// experts padded for Marlin); None when unknown
+    pub compute_capability: Option<f64>,
     /// flags that were not recognised, as written
     pub unknown_flags: Vec<String>,
     /// what a reader should know about how the command was read
@@ -303,6 +306,7 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
             env("VLLM_ALLOW_LONG_MAX_MODEL_LEN").map(str::trim),
             Some("1" | "true" | "True")
         ),
+        compute_capability: None,
         unknown_flags,
         notes,
     })

@@ -25,16 +25,45 @@ pub struct Args {
     /// Print JSON (DESIGN.md's `check --json` contract).
     #[arg(long)]
     pub json: bool,
+    /// The engine's startup log of this deployment: its measured numbers replace the predicted
+    /// ones (cmd/from_log.rs); the GPU and release default to the log's.
+    #[arg(long = "from-log")]
+    pub from_log: Option<String>,
     /// The serving command, after `--` (it may start with VAR=value assignments).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
     pub command: Vec<String>,
 }
 
 pub fn run(args: Args) -> CmdResult {
-    let hw = gpu_spec::hardware(args.gpu.as_deref(), args.gpu_free.as_deref())?;
-    let plan = check(&args.command, &hw, args.engine_version.as_deref())?;
+    let cal = match &args.from_log {
+        Some(log) => Some(super::calibrate::from_log(log, args.gpu.as_deref(), None, None)?),
+        None => None,
+    };
+    let hw = match &cal {
+        Some(c) => {
+            super::from_log::install(c);
+            super::from_log::hardware(c, args.gpu.as_deref(), args.gpu_free.as_deref())?
+        }
+        None => {
+            super::calibrate::install_stored();
+            gpu_spec::hardware(args.gpu.as_deref(), args.gpu_free.as_deref())?
+        }
+    };
+    let version = args
+        .engine_version
+        .clone()
+        .or_else(|| cal.as_ref().and_then(|c| c.engine_version.clone()));
+    let mut plan = check(&args.command, &hw, version.as_deref())?;
+    let block = match &cal {
+        Some(c) => Some(super::from_log::finish(&mut plan, c)?),
+        None => super::from_log::stored_block(&plan),
+    };
     let text = if args.json {
-        serde_json::to_string_pretty(&plan).map_err(|e| CliError::input(e.to_string()))? + "\n"
+        let mut v = serde_json::to_value(&plan).map_err(|e| CliError::input(e.to_string()))?;
+        if let (Some(b), Some(o)) = (block, v.as_object_mut()) {
+            o.insert("calibration".into(), b);
+        }
+        serde_json::to_string_pretty(&v).map_err(|e| CliError::input(e.to_string()))? + "\n"
     } else {
         render::check_report(&plan)
     };

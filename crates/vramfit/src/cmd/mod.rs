@@ -1,9 +1,11 @@
 //! One module per subcommand. Each exposes `Args` (clap) and `run(Args) -> CmdResult`.
 
+pub mod calibrate;
 pub mod catalog;
 pub mod check;
 pub mod doctor;
 pub mod fit;
+pub mod from_log;
 pub mod inspect;
 pub mod snapshot;
 pub mod table;
