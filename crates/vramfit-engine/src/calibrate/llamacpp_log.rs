@@ -32,7 +32,29 @@ fn put(v: &mut Vec<u64>, i: usize, x: u64, seen: &mut Vec<(usize, &'static str)>
     dup
 }
 
+/// `n_ctx         = 32768` (aligned with spaces; `n_ctx_per_seq` is another key).
+fn setting(line: &str, key: &str) -> Option<u64> {
+    let at = line.find(&format!(" {key} "))?;
+    let rest = line[at + key.len() + 1..].trim_start();
+    rest.strip_prefix('=')
+        .and_then(super::scan::leading_number)
+        .map(|v| v as u64)
+}
+
+const MARKERS: &[&str] = &[
+    "build: ",
+    "Device 0: ",
+    "loaded meta data",
+    "buffer size",
+    "llama_context:",
+    "llama_new_context_with_model:",
+    "cudaMalloc failed",
+    "failed to allocate",
+];
+
 pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
+    static ANCHORS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let anchors = ANCHORS.get_or_init(|| super::scan::anchors(MARKERS));
     let mut s = LogSettings::default();
     let mut m = Measured::default();
     let mut model = None;
@@ -41,7 +63,7 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
     let mut seen = Vec::new();
     let mut dup = false;
     let mut outcome = Outcome::Started;
-    for raw in text.lines() {
+    for raw in super::scan::matching_lines(text, anchors) {
         let line = strip_ansi(raw);
         let line = line.as_ref();
         if let Some(v) = number_after(line, "build: ") {
@@ -67,14 +89,16 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
         if let (Some(i), Some(b)) = (cuda_index(line, "compute buffer size"), size_after(line, "compute buffer size =")) {
             dup |= put(&mut m.device_compute_bytes, i, b, &mut seen, "compute");
         }
-        if let Some(v) = number_after(line, "n_ctx      =").or_else(|| number_after(line, "n_ctx = ")) {
-            s.n_ctx = Some(v as u64);
-        }
-        if let Some(v) = number_after(line, "n_ubatch   =").or_else(|| number_after(line, "n_ubatch = ")) {
-            s.n_ubatch = Some(v as u64);
-        }
-        if let Some(v) = number_after(line, "n_seq_max  =").or_else(|| number_after(line, "n_seq_max = ")) {
-            s.n_seq_max = Some(v as u64);
+        if line.starts_with("llama_context:") || line.starts_with("llama_new_context_with_model:") {
+            if let Some(v) = setting(line, "n_ctx") {
+                s.n_ctx = Some(v);
+            }
+            if let Some(v) = setting(line, "n_ubatch") {
+                s.n_ubatch = Some(v);
+            }
+            if let Some(v) = setting(line, "n_seq_max") {
+                s.n_seq_max = Some(v);
+            }
         }
         if line.contains("cudaMalloc failed: out of memory") || line.contains("failed to allocate") {
             outcome = Outcome::OutOfMemory;
@@ -99,11 +123,7 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
         )));
     }
     m.weights_bytes = m.device_model_bytes.first().copied();
-    let model = model.ok_or_else(|| {
-        Refusal(format!(
-            "{source}: no 'loaded meta data ... from FILE' line names the model: give the log from the start, or name it with --model"
-        ))
-    })?;
+    let model = model.unwrap_or_default();
     Ok(Calibration {
         engine: "llama.cpp".into(),
         model,

@@ -126,8 +126,7 @@ impl std::error::Error for Refusal {}
 
 /// Which engine wrote a log (None: none recognised), from markers only that engine prints.
 pub fn detect_engine(text: &str) -> Vec<&'static str> {
-    let mut found = Vec::new();
-    let vllm = [
+    const VLLM: &[&str] = &[
         "vLLM API server version",
         "LLM engine (v",
         "Available KV cache memory",
@@ -136,14 +135,14 @@ pub fn detect_engine(text: &str) -> Vec<&'static str> {
         "the rest of the memory reserved for KV Cache",
         "# GPU blocks:",
     ];
-    let sglang = [
+    const SGLANG: &[&str] = &[
         "server_args=ServerArgs(",
         "KV Cache is allocated. #tokens",
         "max_total_num_tokens=",
         "Load weight end.",
         "sglang.launch_server",
     ];
-    let llama = [
+    const LLAMA: &[&str] = &[
         "llama_kv_cache",
         "load_tensors:",
         "llama_context:",
@@ -151,16 +150,34 @@ pub fn detect_engine(text: &str) -> Vec<&'static str> {
         "llm_load_tensors:",
         "compute buffer size",
     ];
-    if vllm.iter().any(|m| text.contains(m)) {
-        found.push("vllm");
+    static SET: std::sync::OnceLock<(regex::Regex, usize, usize)> = std::sync::OnceLock::new();
+    let (re, nv, ns) = SET.get_or_init(|| {
+        let all: Vec<&str> = VLLM.iter().chain(SGLANG).chain(LLAMA).copied().collect();
+        let alt: Vec<String> = all.iter().map(|m| format!("({})", regex::escape(m))).collect();
+        (
+            regex::Regex::new(&alt.join("|")).expect("literal alternation"),
+            VLLM.len(),
+            SGLANG.len(),
+        )
+    });
+    // one pass; each engine is found at its first marker
+    let mut seen = [false; 3];
+    for caps in re.captures_iter(text) {
+        let i = (1..caps.len()).find(|&i| caps.get(i).is_some()).unwrap_or(1) - 1;
+        let e = if i < *nv {
+            0
+        } else if i < nv + ns {
+            1
+        } else {
+            2
+        };
+        seen[e] = true;
+        if seen.iter().all(|s| *s) {
+            break;
+        }
     }
-    if sglang.iter().any(|m| text.contains(m)) {
-        found.push("sglang");
-    }
-    if llama.iter().any(|m| text.contains(m)) {
-        found.push("llama.cpp");
-    }
-    found
+    let names = ["vllm", "sglang", "llama.cpp"];
+    (0..3).filter(|&i| seen[i]).map(|i| names[i]).collect()
 }
 
 /// The largest log read (bytes): a startup log is kilobytes to a few megabytes; a longer file

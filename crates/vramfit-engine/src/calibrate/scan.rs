@@ -1,6 +1,33 @@
 //! Small text scanners shared by the log readers: numbers after a marker, sizes in GiB/MiB,
 //! Python-repr keyword values, and the worker tag that prefixes a vLLM line.
 
+/// The lines of `text` holding a match of `anchors` (an alternation of the literal markers a
+/// reader looks for), each once, in order. A regex over the whole text finds them in one pass,
+/// so a long log of request traffic costs a scan, not a line-by-line parse.
+pub fn matching_lines<'a>(text: &'a str, anchors: &regex::Regex) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut last_end = 0usize;
+    for m in anchors.find_iter(text) {
+        if m.start() < last_end {
+            continue;
+        }
+        let start = text[..m.start()].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let end = text[m.end()..]
+            .find('\n')
+            .map(|i| m.end() + i)
+            .unwrap_or(text.len());
+        out.push(text[start..end].trim_end_matches('\r'));
+        last_end = end;
+    }
+    out
+}
+
+/// An alternation of literal markers, compiled once by the caller.
+pub fn anchors(markers: &[&str]) -> regex::Regex {
+    let alt: Vec<String> = markers.iter().map(|m| regex::escape(m)).collect();
+    regex::Regex::new(&alt.join("|")).expect("literal alternation")
+}
+
 /// The number that starts `s` (after spaces): `1,192,160`, `31.83`, `-0.03`, `0.92`.
 pub fn leading_number(s: &str) -> Option<f64> {
     let s = s.trim_start();

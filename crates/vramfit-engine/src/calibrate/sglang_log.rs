@@ -7,7 +7,21 @@
 use super::scan::{kw_value, number_after, size_after, strip_ansi};
 use super::{Calibration, LogSettings, Measured, Outcome, Refusal};
 
+const MARKERS: &[&str] = &[
+    "server_args=ServerArgs(",
+    "sglang version",
+    "Load weight end",
+    "KV Cache is allocated",
+    "max_total_num_tokens=",
+    "total_gpu_memory=",
+    "Not enough memory",
+    "CUDA out of memory",
+    "OutOfMemoryError",
+];
+
 pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
+    static ANCHORS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let anchors = ANCHORS.get_or_init(|| super::scan::anchors(MARKERS));
     let mut s = LogSettings::default();
     let mut m = Measured::default();
     let mut model = None;
@@ -17,7 +31,7 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
     let mut version = None;
     let mut outcome = Outcome::Started;
     let mut warnings = Vec::new();
-    for raw in text.lines() {
+    for raw in super::scan::matching_lines(text, anchors) {
         let line = strip_ansi(raw);
         let line = line.as_ref();
         if let Some(i) = line.find("server_args=ServerArgs(") {
@@ -104,11 +118,7 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
     } else {
         warnings.push("no 'Load weight end' line: weights and free memory stay predicted".into());
     }
-    let model = model.ok_or_else(|| {
-        Refusal(format!(
-            "{source}: the log has no server_args line naming the model: give the log from the start, or name it with --model"
-        ))
-    })?;
+    let model = model.unwrap_or_default();
     Ok(Calibration {
         engine: "sglang".into(),
         model,

@@ -63,7 +63,41 @@ fn signed_size(line: &str, marker: &str) -> Option<i64> {
     Some((v * (1u64 << 30) as f64).round() as i64)
 }
 
+/// Every marker the reader acts on (a line without one is skipped unread).
+const MARKERS: &[&str] = &[
+    "vLLM API server version",
+    "LLM engine (v",
+    "non-default args:",
+    "Chunked prefill is enabled",
+    "Using max model len",
+    "GPU 0: ",
+    "Model loading took",
+    "Loading model weights took",
+    "model weights take",
+    "total_gpu_memory (",
+    "non_torch_memory takes",
+    "Available KV cache memory:",
+    "Free memory on device (",
+    "Estimated CUDA graph memory:",
+    "CUDA graph memory profiling is",
+    "Graph capturing finished",
+    "as specified by kv_cache_memory_bytes",
+    "# GPU blocks:",
+    "# cuda blocks:",
+    "num_gpu_blocks is:",
+    "GPU KV cache size:",
+    "Maximum concurrency for ",
+    "No available memory for the cache blocks",
+    "KV cache is needed",
+    "maximum number of tokens that can be stored",
+    "CUDA out of memory",
+    "OutOfMemoryError",
+    "█",
+];
+
 pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
+    static ANCHORS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let anchors = ANCHORS.get_or_init(|| super::scan::anchors(MARKERS));
     let mut versions: Vec<String> = Vec::new();
     let mut api_pids: Vec<String> = Vec::new();
     let mut engine_inits: Vec<String> = Vec::new();
@@ -77,13 +111,12 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
     let mut conflicts = Vec::new();
     let mut gpu_name: Option<String> = None;
     let mut equiv_total: Option<u64> = None;
+    let mut concurrency_len: Option<u64> = None;
+    let mut pool_conflicts: Vec<String> = Vec::new();
 
-    for raw in text.lines() {
+    for raw in super::scan::matching_lines(text, anchors) {
         let line = strip_ansi(raw);
         let line = line.as_ref();
-        if line.len() < 8 {
-            continue;
-        }
         let key = worker_key(line);
         let w = |workers: &mut BTreeMap<String, Worker>| workers.entry(key.clone()).or_default().clone();
         let mut set = |workers: &mut BTreeMap<String, Worker>, f: &dyn Fn(&mut Worker) -> Option<String>| {
@@ -331,18 +364,27 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
             }
         }
         // --- blocks, tokens, concurrency
+        // one run prints one pool (data-parallel engines print the same one): two values are
+        // two runs
+        let mut once = |slot: &mut Option<u64>, v: u64, what: &str| {
+            if let Some(old) = slot.replace(v) {
+                if old != v {
+                    pool_conflicts.push(format!("{what} {old} and {v}"));
+                }
+            }
+        };
         for marker in ["# GPU blocks:", "# cuda blocks:", "num_gpu_blocks is:"] {
             if let Some(v) = number_after(line, marker) {
-                m.num_gpu_blocks = Some(v as u64);
+                once(&mut m.num_gpu_blocks, v as u64, "GPU blocks");
             }
         }
         if let Some(v) = number_after(line, "GPU KV cache size:") {
-            m.kv_tokens = Some(v as u64);
+            once(&mut m.kv_tokens, v as u64, "'GPU KV cache size'");
         }
         if let Some(i) = line.find("Maximum concurrency for ") {
             let rest = &line[i + 24..];
             if let Some(len) = super::scan::leading_number(rest) {
-                s.max_model_len.get_or_insert(len as u64);
+                once(&mut concurrency_len, len as u64, "concurrency lengths");
             }
             if let Some(c) = number_after(rest, "per request:") {
                 m.max_concurrency = Some(c);
@@ -371,6 +413,9 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
         }
     }
 
+    if let Some(l) = concurrency_len {
+        s.max_model_len.get_or_insert(l);
+    }
     // --- one run only
     versions.retain(|v| !v.is_empty());
     let mut distinct_versions = versions.clone();
@@ -401,9 +446,10 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
             inits.len()
         )));
     }
+    conflicts.extend(pool_conflicts);
     if !conflicts.is_empty() {
         return Err(Refusal(format!(
-            "{source}: one worker reports two different measurements ({}): the log mixes runs; give one run's log",
+            "{source}: the log reports two different measurements of one thing ({}): it mixes runs; give one run's log",
             conflicts[0]
         )));
     }
@@ -452,15 +498,8 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
             ));
         }
     }
-    let model = match (model, served) {
-        (Some(m), _) => m,
-        (None, Some(s)) => s,
-        (None, None) => {
-            return Err(Refusal(format!(
-                "{source}: the log names no model (no 'non-default args' or engine config line): give the log from the start, or name it with --model"
-            )))
-        }
-    };
+    // a log without its start names no model: the caller fills it (--model, the command)
+    let model = model.or(served).unwrap_or_default();
     Ok(Calibration {
         engine: "vllm".into(),
         model,

@@ -289,6 +289,7 @@ pub fn plan(
                 is_last_stage: stage + 1 == ranges.len(),
                 cuda_graphs: false,
                 act_bytes: model_dtype_bytes(spec, cfg),
+                expert_parallel: false,
             },
         )
     };

@@ -30,7 +30,6 @@ pub struct Calibrated {
     other: Option<(i64, i64)>,
     /// the profile predicted at the log's settings
     prof_log: Profile,
-    charged_log: bool,
     /// the settings differ from the log's in a way that moves the pool
     pub what_if: Vec<String>,
 }
@@ -114,6 +113,7 @@ impl Calibrated {
                 is_last_stage: last,
                 cuda_graphs: lc.uses_cuda_graphs(),
                 act_bytes: model_dtype(spec, &lc).bytes(),
+                expert_parallel: lc.enable_expert_parallel,
             },
         );
         let charged_log = lc.deducts_cuda_graphs();
@@ -125,7 +125,13 @@ impl Calibrated {
             (Some(avail), false) => {
                 let w = m.weights_bytes.unwrap_or(pred_w[0]) as f64;
                 let other = (requested - avail as f64 - w).round() as i64;
-                Some((other.max(0), charged(&prof_log, charged_log)))
+                // the log's own graph estimate stands in for the predicted one (vllm#45178:
+                // the estimate is off by large factors on some models)
+                let mut p = prof_log;
+                if let Some(g) = m.cuda_graph_estimate_bytes {
+                    p.cuda_graph_bytes = g;
+                }
+                Some((other.max(0), charged(&p, charged_log)))
             }
             _ => None,
         };
@@ -146,7 +152,6 @@ impl Calibrated {
             weight_factor,
             other,
             prof_log,
-            charged_log,
             what_if,
         }
     }
@@ -169,12 +174,15 @@ impl Calibrated {
         let m = &self.cal.measured;
         let graph_delta = prof.cuda_graph_bytes as i64 - self.prof_log.cuda_graph_bytes as i64;
         if let Some((other_log, pred_log)) = self.other {
-            let other_new = (other_log + charged(prof, charged_now) - pred_log).max(0) as u64;
-            let nt = m.non_torch_bytes.unwrap_or(prof.non_torch_bytes).min(other_new);
-            let graph = match (m.cuda_graph_estimate_bytes, self.charged_log) {
-                (Some(g), true) => (g as i64 + graph_delta).max(0) as u64,
-                _ => prof.cuda_graph_bytes,
+            // the graph estimate: the log's, moved by the predicted change of capture sizes
+            let graph = match m.cuda_graph_estimate_bytes {
+                Some(g) => (g as i64 + graph_delta).max(0) as u64,
+                None => prof.cuda_graph_bytes,
             };
+            let mut p = *prof;
+            p.cuda_graph_bytes = graph;
+            let other_new = (other_log + charged(&p, charged_now) - pred_log).max(0) as u64;
+            let nt = m.non_torch_bytes.unwrap_or(prof.non_torch_bytes).min(other_new);
             let graph_charged = if charged_now { graph.min(other_new - nt) } else { 0 };
             prof.non_torch_bytes = nt;
             prof.activation_bytes = other_new - nt - graph_charged;

@@ -216,6 +216,7 @@ pub(super) fn evaluate(
                 is_last_stage: stage == ranges.len() - 1,
                 cuda_graphs: cfg.uses_cuda_graphs(),
                 act_bytes: dtype.bytes(),
+                expert_parallel: cfg.enable_expert_parallel,
             },
         );
         // gpu_worker.py: the estimate is skipped on ROCm in the v0.21+ code read
@@ -338,7 +339,7 @@ pub(super) fn evaluate(
     }
     if cfg.version < super::Version::new(0, 8, 0) {
         notes.push(format!(
-            "vLLM {} runs the V0 engine by default: its profiling differs and is modelled with V1's semantics",
+            "vLLM {} runs the V0 engine by default: its profile run takes max(max_model_len, 2048) tokens unless the context is over 32K (chunked prefill off); the rest is modelled with V1's semantics",
             cfg.version
         ));
     }

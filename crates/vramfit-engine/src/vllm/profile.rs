@@ -88,6 +88,9 @@ pub struct ProfileInputs {
     pub cuda_graphs: bool,
     /// bytes per activation element (the model dtype)
     pub act_bytes: u64,
+    /// `--enable-expert-parallel`: experts are whole on each rank, so the fused-MoE buffers hold
+    /// the full intermediate size (FusedMoEParallelConfig: the MoE's tp_size becomes 1 under EP)
+    pub expert_parallel: bool,
 }
 
 /// The activation peak, non-torch memory and CUDA-graph pool of one pipeline stage.
@@ -135,7 +138,7 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
                 t * gates * n * b + t * n * b + t * e * b
             }
             (FfnKind::Moe, Some(m)) => {
-                let n = m.n_ff_exp.div_ceil(tp);
+                let n = m.n_ff_exp.div_ceil(if p.expert_parallel { 1 } else { tp });
                 let k = m.n_expert_used;
                 // fused_moe intermediate caches: [T, topk, 2N], [T·topk, N], [T, topk, H];
                 // router logits fp32 [T, E]

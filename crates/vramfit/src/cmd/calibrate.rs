@@ -32,6 +32,64 @@ pub struct Args {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// The command the log was written by, after `--`: fills the settings the log does not print
+    /// (tensor parallel, utilization, batch limits, model).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+}
+
+/// Fill what the log did not print from the command that wrote it.
+pub fn fill_from_command(cal: &mut Calibration, command: &[String]) -> Result<(), CliError> {
+    use vramfit_engine::cmdline::{Command, EngineKind};
+    if command.is_empty() {
+        return Ok(());
+    }
+    let cmd = Command::parse(command).map_err(|e| CliError::input(e.to_string()))?;
+    let s = &mut cal.settings;
+    match cmd.engine {
+        Some(EngineKind::Vllm) if cal.engine == "vllm" => {
+            let c = vramfit_engine::vllm::parse(&cmd, cal.engine_version.as_deref())
+                .map_err(|e| CliError::input(e.to_string()))?;
+            s.tensor_parallel_size.get_or_insert(c.tensor_parallel_size);
+            s.pipeline_parallel_size.get_or_insert(c.pipeline_parallel_size);
+            s.gpu_memory_utilization.get_or_insert(c.gpu_memory_utilization);
+            if let Some(v) = c.max_num_batched_tokens {
+                s.max_num_batched_tokens.get_or_insert(v);
+            }
+            if let Some(v) = c.max_num_seqs {
+                s.max_num_seqs.get_or_insert(v);
+            }
+            if let vramfit_engine::vllm::MaxModelLen::Tokens(v) = c.max_model_len {
+                s.max_model_len.get_or_insert(v);
+            }
+            s.enforce_eager.get_or_insert(c.enforce_eager);
+            s.kv_cache_dtype.get_or_insert(c.kv_cache_dtype.clone());
+            if s.cuda_graphs_charged.is_none() {
+                s.cuda_graphs_charged = c.estimate_cudagraphs;
+            }
+            if cal.model.is_empty() {
+                cal.model = c.model;
+            }
+        }
+        Some(EngineKind::Sglang) if cal.engine == "sglang" => {
+            let c = vramfit_engine::sglang::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
+            s.tensor_parallel_size.get_or_insert(c.tp_size);
+            s.pipeline_parallel_size.get_or_insert(c.pp_size);
+            if let Some(v) = c.mem_fraction_static {
+                s.mem_fraction_static.get_or_insert(v);
+            }
+            if cal.model.is_empty() {
+                cal.model = c.model;
+            }
+        }
+        _ => {
+            return Err(CliError::input(format!(
+                "the command after -- is not a {} command: give the command that wrote the log",
+                cal.engine
+            )))
+        }
+    }
+    Ok(())
 }
 
 /// Read a log file (at most [`MAX_LOG_BYTES`]; `-` is stdin).
@@ -96,12 +154,19 @@ pub fn from_log(
 }
 
 pub fn run(args: Args) -> CmdResult {
-    let cal = from_log(
+    let mut cal = from_log(
         &args.log,
         args.gpu.as_deref(),
         args.model.as_deref(),
         args.engine_version.as_deref(),
     )?;
+    fill_from_command(&mut cal, &args.command)?;
+    if cal.model.is_empty() {
+        return Err(CliError::input(format!(
+            "{}: the log names no model (its start is missing): add --model ORG/NAME or the command after --",
+            cal.source
+        )));
+    }
     let path = match (&args.out, args.dry_run) {
         (_, true) => None,
         (Some(p), false) => Some(p.clone()),

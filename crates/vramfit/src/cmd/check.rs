@@ -36,7 +36,15 @@ pub struct Args {
 
 pub fn run(args: Args) -> CmdResult {
     let cal = match &args.from_log {
-        Some(log) => Some(super::calibrate::from_log(log, args.gpu.as_deref(), None, None)?),
+        Some(log) => {
+            let mut c = super::calibrate::from_log(log, args.gpu.as_deref(), None, None)?;
+            if c.model.is_empty() {
+                // a log without its start: it is taken as the command's deployment
+                c.model = super::from_log::command_model(&args.command).unwrap_or_default();
+                c.warnings.push("the log names no model: taken as the command's".into());
+            }
+            Some(c)
+        }
         None => None,
     };
     let hw = match &cal {

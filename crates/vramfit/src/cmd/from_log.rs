@@ -121,3 +121,14 @@ pub fn stored_block(plan: &MemoryPlan) -> Option<Value> {
         .find(|c| src.1.starts_with(&c.source))?;
     Some(block(plan, &cal))
 }
+
+/// The model a pasted vLLM or SGLang command serves.
+pub fn command_model(command: &[String]) -> Option<String> {
+    use vramfit_engine::cmdline::{Command, EngineKind};
+    let cmd = Command::parse(command).ok()?;
+    match cmd.engine {
+        Some(EngineKind::Vllm) => vramfit_engine::vllm::parse(&cmd, None).ok().map(|c| c.model),
+        Some(EngineKind::Sglang) => vramfit_engine::sglang::parse(&cmd).ok().map(|c| c.model),
+        _ => None,
+    }
+}
