@@ -5,6 +5,7 @@
 //! (`ModelSpec` × config × `Hardware` → [`MemoryPlan`]).
 
 pub mod choices;
+pub mod calibrate;
 pub mod cmdline;
 pub mod error;
 pub mod extras;

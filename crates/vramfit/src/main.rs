@@ -44,6 +44,8 @@ enum Command {
     Snapshot(cmd::snapshot::Args),
     /// Watch GPU memory live, forecast OOM, export Prometheus metrics.
     Watch(cmd::watch::Args),
+    /// Learn from your own engine: store what a vLLM, SGLang or llama.cpp startup log measured.
+    Calibrate(cmd::calibrate::Args),
 }
 
 fn main() -> ExitCode {
@@ -67,8 +69,15 @@ fn run() -> u8 {
     };
     let result = match cli.command {
         Command::Check(a) => cmd::check::run(a),
-        Command::Fit(a) => cmd::fit::run(a),
-        Command::Table(a) => cmd::table::run(a),
+        Command::Fit(a) => {
+            cmd::calibrate::install_stored();
+            cmd::fit::run(a)
+        }
+        Command::Table(a) => {
+            cmd::calibrate::install_stored();
+            cmd::table::run(a)
+        }
+        Command::Calibrate(a) => cmd::calibrate::run(a),
         Command::Inspect(a) => cmd::inspect::run(a),
         Command::Catalog(a) => cmd::catalog::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),

@@ -179,7 +179,38 @@ pub fn plan(
             "--context-length {context_len} is longer than the model's {model_len}: SGLang refuses it unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
         ));
     }
-    let (ranges, stage_bytes) = stage_weights(spec, weights, cfg);
+    let (ranges, mut stage_bytes) = stage_weights(spec, weights, cfg);
+    // a calibration from this deployment's own log (crate::calibrate): the free memory the ranks
+    // saw before loading (avail mem + mem usage of 'Load weight end') and the weights replace
+    // the predicted ones when the layout is the log's
+    let calib = gpus.first().and_then(|g| {
+        crate::calibrate::registry::find("sglang", &cfg.model, None, g)
+            .or_else(|| crate::calibrate::registry::find("sglang", &spec.id, None, g))
+    });
+    let mut measured_free = None;
+    if let Some(c) = &calib {
+        let m = &c.measured;
+        let same_layout = c.settings.tensor_parallel_size.unwrap_or(1) == cfg.tp_size
+            && c.settings.pipeline_parallel_size.unwrap_or(1) == cfg.pp_size;
+        match (m.avail_after_load_bytes, m.weights_bytes, same_layout) {
+            (Some(a), Some(w), true) => {
+                measured_free = Some(a + w);
+                let top = stage_bytes.iter().copied().max().unwrap_or(0).max(1);
+                for b in stage_bytes.iter_mut() {
+                    *b = (*b as f64 * w as f64 / top as f64).round() as u64;
+                }
+                notes.push(format!(
+                    "calibrated from {}: weights and the free memory at load measured ({})",
+                    c.source,
+                    crate::calibrate::store::key(c)
+                ));
+            }
+            _ => notes.push(format!(
+                "calibration {} not applied: it was measured with another --tp-size/--pp-size or lacks the 'Load weight end' line",
+                c.source
+            )),
+        }
+    }
     let elem = kv_elem_bytes(&cfg.kv_cache_dtype, model_dtype_bytes(spec, cfg));
     let tp = cfg.tp_size;
     if !cfg.enable_dp_attention {
@@ -198,7 +229,7 @@ pub fn plan(
     let mut rest_min = i64::MAX;
     for (r, g) in gpus.iter().enumerate() {
         let s = stage_of(r);
-        let f = g.free_bytes.saturating_sub(init) as f64;
+        let f = measured_free.unwrap_or_else(|| g.free_bytes.saturating_sub(init)) as f64;
         let rest = f - stage_bytes[s] as f64 - f * (1.0 - mfs);
         let cell = cell_size(spec, ranges[s].clone(), attn_tp, elem).max(1);
         rest_min = rest_min.min(rest as i64);
@@ -259,6 +290,7 @@ pub fn plan(
                 is_last_stage: stage + 1 == ranges.len(),
                 cuda_graphs: false,
                 act_bytes: model_dtype_bytes(spec, cfg),
+                expert_parallel: false,
             },
         )
     };

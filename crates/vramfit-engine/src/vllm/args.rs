@@ -63,6 +63,9 @@ pub struct VllmConfig {
     pub cudagraphs_disabled: bool,
     /// `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`: a max_model_len beyond the model's is accepted
     pub allow_long_max_model_len: bool,
+    /// the GPU's compute capability, set by the plan (kernel-dependent weight layouts: MXFP4
+    /// experts padded for Marlin); None when unknown
+    pub compute_capability: Option<f64>,
     /// flags that were not recognised, as written
     pub unknown_flags: Vec<String>,
     /// what a reader should know about how the command was read
@@ -308,6 +311,7 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
             env("VLLM_ALLOW_LONG_MAX_MODEL_LEN").map(str::trim),
             Some("1" | "true" | "True")
         ),
+        compute_capability: None,
         unknown_flags,
         notes,
     })
@@ -341,6 +345,16 @@ impl VllmConfig {
     ) -> (u64, u64) {
         let (tokens, seqs) = batch_defaults(self.version, device_total_bytes, device_name);
         let seqs = self.max_num_seqs.unwrap_or(seqs);
+        if self.version < Version::new(0, 8, 0) && self.max_num_batched_tokens.is_none() {
+            // V0 (the default engine before v0.8.0, when VLLM_USE_V1 became 1): chunked prefill
+            // is on by default only for contexts over 32K (arg_utils.py: "Chunked prefill is
+            // enabled by default for models with max_model_len > 32K"); without it the scheduler
+            // must take a whole prompt, so max_num_batched_tokens = max(max_model_len, 2048)
+            // (config.py SchedulerConfig) and the profile run is that many tokens.
+            let chunked = max_model_len > 32768;
+            let t = if chunked { 2048 } else { max_model_len.max(2048) };
+            return (t, seqs);
+        }
         let tokens = self.max_num_batched_tokens.unwrap_or_else(|| {
             // arg_utils.py `_set_default_max_num_seqs_and_batched_tokens_args`: the default is
             // capped at max_num_seqs * max_model_len

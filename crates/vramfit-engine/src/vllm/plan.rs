@@ -111,6 +111,14 @@ pub(super) fn evaluate(
     cfg: &VllmConfig,
     hw: &Hardware,
 ) -> Outcome {
+    let owned;
+    let cfg = match super::with_calibration_version(spec, cfg, hw) {
+        Some(c) => {
+            owned = c;
+            &owned
+        }
+        None => cfg,
+    };
     let mut problems = Vec::new();
     let mut notes = cfg.notes.clone();
     let mut settings = Vec::new();
@@ -157,6 +165,17 @@ pub(super) fn evaluate(
         compute_capability: None,
         unified: false,
     });
+    let cfg_gpu;
+    let cfg = if cfg.compute_capability.is_none() && first.compute_capability.is_some() {
+        cfg_gpu = VllmConfig {
+            compute_capability: first.compute_capability,
+            ..cfg.clone()
+        };
+        &cfg_gpu
+    } else {
+        cfg
+    };
+    let calib = super::calibrated_for(spec, weights, cfg, &first);
     let (mnbt, mns) = cfg.batch_limits(first.total_bytes, &first.name, configured);
     let dtype = model_dtype(spec, cfg);
     let stage_weights = match weights {
@@ -186,7 +205,6 @@ pub(super) fn evaluate(
         // rank = pp_rank · tp + tp_rank: consecutive GPUs form one pipeline stage
         let stage = (i as u64 / tp).min(pp - 1) as usize;
         let w = stage_weights[stage];
-        let offloaded = cfg.cpu_offload_bytes.min(w);
         let requested = (gpu.total_bytes as f64 * cfg.gpu_memory_utilization).ceil() as u64;
         let prof = profile(
             spec,
@@ -198,15 +216,19 @@ pub(super) fn evaluate(
                 is_last_stage: stage == ranges.len() - 1,
                 cuda_graphs: cfg.uses_cuda_graphs(),
                 act_bytes: dtype.bytes(),
+                expert_parallel: cfg.enable_expert_parallel,
             },
         );
         // gpu_worker.py: the estimate is skipped on ROCm in the v0.21+ code read
         let rocm = is_rocm(&gpu.name);
-        let graphs_charged = if cfg.deducts_cuda_graphs() && !rocm {
-            prof.cuda_graph_bytes
-        } else {
-            0
+        let charges = cfg.deducts_cuda_graphs() && !rocm;
+        let mut prof = prof;
+        let w = match &calib {
+            Some(c) => c.adjust(w, &mut prof, charges),
+            None => w,
         };
+        let offloaded = cfg.cpu_offload_bytes.min(w);
+        let graphs_charged = if charges { prof.cuda_graph_bytes } else { 0 };
         let available = match cfg.kv_cache_memory_bytes {
             Some(b) => b as i64,
             None => {
@@ -317,7 +339,7 @@ pub(super) fn evaluate(
     }
     if cfg.version < super::Version::new(0, 8, 0) {
         notes.push(format!(
-            "vLLM {} runs the V0 engine by default: its profiling differs and is modelled with V1's semantics",
+            "vLLM {} runs the V0 engine by default: its profile run takes max(max_model_len, 2048) tokens unless the context is over 32K (chunked prefill off); the rest is modelled with V1's semantics",
             cfg.version
         ));
     }
@@ -388,6 +410,23 @@ pub(super) fn evaluate(
             },
         ),
     ]);
+    if let Some(c) = &calib {
+        settings.push((
+            "calibration".into(),
+            format!("{} ({})", c.cal.source, crate::calibrate::store::key(&c.cal)),
+        ));
+        for (what, how) in c.provenance() {
+            settings.push((format!("source of {what}"), how));
+        }
+        if !c.what_if.is_empty() {
+            notes.push(format!(
+                "calibrated from {}; changed from the log: {}",
+                c.cal.source,
+                c.what_if.join(", ")
+            ));
+        }
+        notes.extend(c.cal.warnings.iter().map(|w| format!("calibration: {w}")));
+    }
     if spec.vision_params > 0 {
         notes.push("the multimodal encoder's profiling pass is not modelled: the activation peak may be larger".into());
     }

@@ -32,6 +32,42 @@ pub const NON_TORCH_BYTES: u64 = 256 * MIB;
 pub const GRAPH_HIDDEN_FACTOR: f64 = 2.0;
 pub const GRAPH_MOE_FACTOR: f64 = 0.8;
 
+/// The fitted constants above, together, so that the accuracy harness can judge each on logs it
+/// was not fitted on (leave-one-log-out: crates/vramfit/tests/accuracy_cv.rs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Constants {
+    pub sampler_bytes_per_elem: f64,
+    pub non_torch_bytes: u64,
+    pub graph_hidden_factor: f64,
+    pub graph_moe_factor: f64,
+}
+
+impl Constants {
+    /// The values in force.
+    pub const FITTED: Constants = Constants {
+        sampler_bytes_per_elem: SAMPLER_BYTES_PER_ELEM as f64,
+        non_torch_bytes: NON_TORCH_BYTES,
+        graph_hidden_factor: GRAPH_HIDDEN_FACTOR,
+        graph_moe_factor: GRAPH_MOE_FACTOR,
+    };
+}
+
+thread_local! {
+    static OVERRIDE: std::cell::Cell<Option<Constants>> = const { std::cell::Cell::new(None) };
+}
+
+/// Run `f` with other constants on this thread (the cross-validation harness refits them).
+pub fn with_constants<R>(c: Constants, f: impl FnOnce() -> R) -> R {
+    let old = OVERRIDE.with(|o| o.replace(Some(c)));
+    let r = f();
+    OVERRIDE.with(|o| o.set(old));
+    r
+}
+
+fn constants() -> Constants {
+    OVERRIDE.with(|o| o.get()).unwrap_or(Constants::FITTED)
+}
+
 /// What profiling sees on one worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Profile {
@@ -52,10 +88,14 @@ pub struct ProfileInputs {
     pub cuda_graphs: bool,
     /// bytes per activation element (the model dtype)
     pub act_bytes: u64,
+    /// `--enable-expert-parallel`: experts are whole on each rank, so the fused-MoE buffers hold
+    /// the full intermediate size (FusedMoEParallelConfig: the MoE's tp_size becomes 1 under EP)
+    pub expert_parallel: bool,
 }
 
 /// The activation peak, non-torch memory and CUDA-graph pool of one pipeline stage.
 pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profile {
+    let c = constants();
     let t = p.max_num_batched_tokens;
     let e = spec.n_embd;
     let b = p.act_bytes;
@@ -98,7 +138,7 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
                 t * gates * n * b + t * n * b + t * e * b
             }
             (FfnKind::Moe, Some(m)) => {
-                let n = m.n_ff_exp.div_ceil(tp);
+                let n = m.n_ff_exp.div_ceil(if p.expert_parallel { 1 } else { tp });
                 let k = m.n_expert_used;
                 // fused_moe intermediate caches: [T, topk, 2N], [T·topk, N], [T, topk, H];
                 // router logits fp32 [T, E]
@@ -114,11 +154,11 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
     let sampler = if p.is_last_stage {
         let num_reqs = t.min(p.max_num_seqs);
         // the sampled rows of hidden state stay alive; logits are [num_reqs, vocab]
-        residual / 2 + num_reqs * spec.n_vocab * SAMPLER_BYTES_PER_ELEM
+        residual / 2 + (num_reqs as f64 * spec.n_vocab as f64 * c.sampler_bytes_per_elem) as u64
     } else {
         0
     };
-    let non_torch = NON_TORCH_BYTES;
+    let non_torch = c.non_torch_bytes;
     let cuda_graph_bytes = if p.cuda_graphs {
         // capture sizes [1, 2, 4, 8, 16, ...] up to min(2·max_num_seqs, 512)
         // (vllm/config/compilation.py default max_cudagraph_capture_size)
@@ -128,12 +168,12 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
             .map(|l| {
                 let moe = match (&l.ffn, &spec.moe) {
                     (FfnKind::Moe, Some(m)) => {
-                        GRAPH_MOE_FACTOR
+                        c.graph_moe_factor
                             * (m.n_expert_used * (3 * m.n_ff_exp.div_ceil(tp) + e) * 2) as f64
                     }
                     _ => 0.0,
                 };
-                GRAPH_HIDDEN_FACTOR * (e * 2) as f64 + moe
+                c.graph_hidden_factor * (e * 2) as f64 + moe
             })
             .sum();
         (per_token * max_capture as f64) as u64

@@ -84,6 +84,17 @@ pub struct WeightScheme {
     /// module patterns the checkpoint keeps unquantized
     pub ignore: Vec<String>,
     pub quant_name: Option<String>,
+    /// MXFP4 experts run through the Marlin MoE kernel, which pads their shapes (see
+    /// [`mxfp4_marlin`])
+    pub mxfp4_marlin: bool,
+}
+
+/// vLLM's MXFP4 MoE backend is Marlin where neither the Hopper/Blackwell Triton kernels nor
+/// FlashInfer's SM100 kernels run (mxfp4.py `get_mxfp4_backend`: SM90/SM100 → Triton or
+/// FlashInfer, otherwise "Marlin (universal fallback)": Ampere, Ada, consumer Blackwell SM12x).
+/// Unknown capability: not Marlin.
+pub fn mxfp4_marlin(compute_capability: Option<f64>) -> bool {
+    compute_capability.is_some_and(|cc| cc < 9.0 || cc >= 11.0)
 }
 
 impl WeightScheme {
@@ -96,10 +107,12 @@ impl WeightScheme {
             experts_only: false,
             ignore: Vec::new(),
             quant_name: None,
+            mxfp4_marlin: false,
         };
         if let Some(q) = &spec.quant {
             scheme.linear = storage_of_checkpoint(q);
             scheme.experts_only = q.method == "mxfp4";
+            scheme.mxfp4_marlin = q.method == "mxfp4" && mxfp4_marlin(cfg.compute_capability);
             scheme.ignore = q.ignore.clone();
             scheme.quant_name = Some(q.method.clone());
         } else if let Some(online) = cfg.quantization.as_deref() {

@@ -247,19 +247,28 @@ fn layer_bytes(spec: &ModelSpec, i: u64, l: &LayerSpec, c: &mut Counter) {
         FfnKind::Moe => {
             if let Some(moe) = &spec.moe {
                 // FusedMoE: every expert's intermediate dim split over TP (or whole experts over
-                // EP: the same bytes per rank)
+                // EP: the same bytes per rank). MXFP4 through Marlin pads the per-rank
+                // intermediate size to 128 and the hidden size to 256 (mxfp4.py create_weights:
+                // "n % 256 == 0 and k % 128 == 0"; gpt-oss-120b TP4 on A100: 2880 → 3072,
+                // 720 → 768, vllm-h2-006 loads 17.22 GiB per rank)
+                let (e_x, ff_x) = if c.scheme.mxfp4_marlin {
+                    let ff_rank = moe.n_ff_exp.div_ceil(c.tp).div_ceil(128) * 128;
+                    (e.div_ceil(256) * 256, ff_rank * c.tp)
+                } else {
+                    (e, moe.n_ff_exp)
+                };
                 c.experts(
                     &format!("{p}.mlp.experts.w13"),
                     moe.n_expert,
-                    e,
-                    gates * moe.n_ff_exp,
+                    e_x,
+                    gates * ff_x,
                     true,
                 );
                 c.experts(
                     &format!("{p}.mlp.experts.w2"),
                     moe.n_expert,
-                    moe.n_ff_exp,
-                    e,
+                    ff_x,
+                    e_x,
                     false,
                 );
                 // router: ReplicatedLinear without quantization

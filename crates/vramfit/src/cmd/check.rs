@@ -33,6 +33,10 @@ pub struct Args {
     /// transformers `from_pretrained(...)`), read without running it; `-` reads stdin.
     #[arg(long, value_name = "FILE")]
     pub python: Option<String>,
+    /// The engine's startup log of this deployment: its measured numbers replace the predicted
+    /// ones (cmd/from_log.rs); the GPU and release default to the log's.
+    #[arg(long = "from-log")]
+    pub from_log: Option<String>,
     /// The serving command, after `--` (it may start with VAR=value assignments).
     #[arg(
         trailing_var_arg = true,
@@ -43,21 +47,54 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CmdResult {
-    let hw = gpu_spec::hardware(args.gpu.as_deref(), args.gpu_free.as_deref())?;
+    let cal = match &args.from_log {
+        Some(log) => {
+            let mut c = super::calibrate::from_log(log, args.gpu.as_deref(), None, None)?;
+            if c.model.is_empty() {
+                // a log without its start: it is taken as the command's deployment
+                c.model = super::from_log::command_model(&args.command).unwrap_or_default();
+                c.warnings.push("the log names no model: taken as the command's".into());
+            }
+            Some(c)
+        }
+        None => None,
+    };
+    let hw = match &cal {
+        Some(c) => {
+            super::from_log::install(c);
+            super::from_log::hardware(c, args.gpu.as_deref(), args.gpu_free.as_deref())?
+        }
+        None => {
+            super::calibrate::install_stored();
+            gpu_spec::hardware(args.gpu.as_deref(), args.gpu_free.as_deref())?
+        }
+    };
+    let version = args
+        .engine_version
+        .clone()
+        .or_else(|| cal.as_ref().and_then(|c| c.engine_version.clone()));
     let mut plan = match &args.python {
         Some(file) => {
             let src = crate::cmd::python::read_source(file)?;
-            crate::cmd::python::check_source(&src, &hw, args.engine_version.as_deref())?
+            crate::cmd::python::check_source(&src, &hw, version.as_deref())?
         }
-        None => check(&args.command, &hw, args.engine_version.as_deref())?,
+        None => check(&args.command, &hw, version.as_deref())?,
+    };
+    let block = match &cal {
+        Some(c) => Some(super::from_log::finish(&mut plan, c)?),
+        None => super::from_log::stored_block(&plan),
     };
     let ram = crate::cmd::fit::host_ram(args.ram.as_deref())?;
-    margin_notes(&mut plan, args.gpu.is_some() && args.gpu_free.is_none());
+    margin_notes(&mut plan, args.gpu.is_some() && args.gpu_free.is_none() && cal.is_none());
     if let Some((bytes, from)) = ram {
         ram_note(&mut plan, bytes, from, args.ram.is_some());
     }
     let text = if args.json {
-        serde_json::to_string_pretty(&plan).map_err(|e| CliError::input(e.to_string()))? + "\n"
+        let mut v = serde_json::to_value(&plan).map_err(|e| CliError::input(e.to_string()))?;
+        if let (Some(b), Some(o)) = (block, v.as_object_mut()) {
+            o.insert("calibration".into(), b);
+        }
+        serde_json::to_string_pretty(&v).map_err(|e| CliError::input(e.to_string()))? + "\n"
     } else {
         render::check_report(&plan)
     };

@@ -1,5 +1,6 @@
 //! One module per subcommand. Each exposes `Args` (clap) and `run(Args) -> CmdResult`.
 
+pub mod calibrate;
 pub mod catalog;
 pub mod check;
 pub mod doctor;
@@ -7,6 +8,7 @@ pub mod extras;
 pub mod doctor_recheck;
 pub mod fit;
 pub mod fit_render;
+pub mod from_log;
 pub mod inspect;
 pub mod python;
 pub mod snapshot;
