@@ -31,7 +31,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CmdResult {
-    let hw = gpu_spec::hardware(args.gpu.as_deref(), args.gpu_free.as_deref())?;
+    let hw = match gpu_spec::hardware(args.gpu.as_deref(), args.gpu_free.as_deref()) {
+        // no --gpu and no GPU found: llama.cpp runs CPU-only, so plan for that
+        Err(_) if args.gpu.is_none() && args.gpu_free.is_none() && is_llama_cpp(&args.command) => {
+            gpu_spec::cpu_only()
+        }
+        r => r?,
+    };
     let plan = check(&args.command, &hw, args.engine_version.as_deref())?;
     let text = if args.json {
         serde_json::to_string_pretty(&plan).map_err(|e| CliError::input(e.to_string()))? + "\n"
@@ -40,6 +46,10 @@ pub fn run(args: Args) -> CmdResult {
     };
     render::emit(&text);
     Ok(if plan.verdict == Verdict::Fits { 0 } else { 1 })
+}
+
+fn is_llama_cpp(command: &[String]) -> bool {
+    Command::parse(command).is_ok_and(|c| c.engine == Some(EngineKind::LlamaCpp))
 }
 
 /// Run the engine model for a pasted command.
