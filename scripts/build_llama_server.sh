@@ -40,6 +40,13 @@ SRC="$WORK/llama_cpp_python-$VERSION/vendor/llama.cpp"
 COMMIT="$(git -C "$WORK/llama_cpp_python-$VERSION" submodule status vendor/llama.cpp 2>/dev/null \
   | awk '{print $1}' | tr -d '+-' || true)"
 [ -n "$COMMIT" ] || COMMIT=unknown
+# The sdist's shallow submodule cannot count commits, so the binary prints no real build number;
+# the release tag that points at the vendored commit names it (github.com/ggml-org/llama.cpp
+# tags: b11312 = 0c1e57098, vendored by llama-cpp-python 0.3.36).
+case "$COMMIT" in
+  0c1e57098bba43ac29e6e3b677cdceebdd22334f) BUILDNO=11312 ;;
+  *) BUILDNO=unknown ;;
+esac
 
 cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release \
   -DGGML_CUDA=OFF -DGGML_METAL=OFF -DGGML_VULKAN=OFF -DGGML_NATIVE=OFF \
@@ -53,6 +60,7 @@ secs=$(( $(date +%s) - start ))
 {
   echo "llama_cpp_python=$VERSION"
   echo "llama_cpp_commit=$COMMIT"
+  echo "llama_cpp_build=$BUILDNO"
   echo "build_seconds=$secs"
   echo "jobs=$JOBS"
   echo "backend=cpu"
