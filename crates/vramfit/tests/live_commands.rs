@@ -46,7 +46,7 @@ fn vramfit(args: &[&str]) -> (i32, Value, String) {
 fn measured_at(server: &Path, args: &[&str], ctx: u64, dir: &Path) -> u64 {
     let mut a: Vec<&str> = args.to_vec();
     let c = ctx.to_string();
-    a.extend_from_slice(&["-c", &c]);
+    a.extend_from_slice(&["-c", &c, "-lv", "4"]);
     let mut s = live::Server::start(server, &a, dir.join(format!("m{ctx}.log")));
     assert!(s.wait_for("compute buffer size", 120));
     let log = s.log();
@@ -106,7 +106,7 @@ fn stress_drives_real_llama_server_at_concurrency_8() {
         &["-m", model.to_str().unwrap(), "-c", "8192", "-np", "8", "--metrics", "-t", "2"],
         dir.path().join("server.log"),
     );
-    assert!(srv.wait_for("server is listening", 120), "{}", srv.log());
+    assert!(srv.wait_for("listening on http", 120), "{}", srv.log());
     let pid = srv.child.id().to_string();
     let url = srv.url();
     let t0 = Instant::now();
@@ -216,7 +216,8 @@ fn run_recovers_from_an_injected_oom_with_doctors_fix() {
     let err_now = std::fs::read_to_string(dir.path().join("run.err")).unwrap_or_default();
     assert!(up, "the relaunched server never answered:\n{err_now}");
     // SIGTERM to vramfit run: it forwards it to the engine's group and exits with its code
-    let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    // SAFETY: signals the vramfit process this test started
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = child.wait().unwrap();
     let err = std::fs::read_to_string(dir.path().join("run.err")).unwrap();
     eprintln!("{}", err.lines().filter(|l| l.starts_with("vramfit run:")).collect::<Vec<_>>().join("\n"));

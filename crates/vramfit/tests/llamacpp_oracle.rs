@@ -53,6 +53,7 @@ fn check_gpu_none_matches_real_llama_server() {
         &["-c", "4096", "-np", "1", "-fa", "on"],
         &["-c", "8192", "-np", "4", "-fa", "on"],
         &["-c", "4096", "-np", "1", "-fa", "off", "-ub", "1024"],
+        &["-c", "16384", "-np", "1", "-fa", "off", "-ub", "1024"],
         &["-c", "6144", "-np", "2", "-fa", "on", "-ctk", "q8_0", "-ctv", "q8_0"],
         &["-c", "4096", "-fa", "auto", "-ub", "256", "-b", "1024"],
         &["-c", "4096", "-np", "1", "-fa", "on", "--swa-full"],
@@ -63,7 +64,7 @@ fn check_gpu_none_matches_real_llama_server() {
     for model in ["llama-32k", "qwen3-152k", "gemma3-swa", "qwen3moe"] {
         let path = models.join(format!("{model}.gguf"));
         for flags in flag_sets {
-            let mut args: Vec<&str> = vec!["-m", path.to_str().unwrap(), "--no-warmup", "-t", "1"];
+            let mut args: Vec<&str> = vec!["-m", path.to_str().unwrap(), "--no-warmup", "-t", "1", "-lv", "4"];
             args.extend_from_slice(flags);
             let log_path = dir.path().join(format!("{model}-{rows}.log"));
             let mut srv = live::Server::start(&server, &args, log_path);

@@ -196,6 +196,8 @@ fn probe_llamacpp(args: &Args, mut launch: Launch) -> Result<ProbeReport, CliErr
     let port = free_port().map_err(CliError::input)?;
     launch.set(argv::HOST, "127.0.0.1");
     launch.set(argv::PORT, &port.to_string());
+    // the buffer sizes are printed at verbosity 4 only (recent builds: common/log.h)
+    launch.set(&["-lv", "--verbosity", "--log-verbosity"], "4");
     let timeout = Duration::from_secs(args.timeout);
     let predicted_context = m.boundary(&hw, limit, 0);
     if predicted_context == 0 {

@@ -87,7 +87,8 @@ pub fn read(log: &str) -> Buffers {
 
 /// The server answers requests (llama-server prints this once the model is loaded).
 pub fn server_ready(log: &str) -> bool {
-    log.contains("server is listening on") || log.contains("all slots are idle")
+    // `server is listening on http://...` (older builds), `llama_server: listening on http://...`
+    log.contains("listening on http") || log.contains("all slots are idle")
 }
 
 /// A failure the startup log names (allocation, or a refused setting), first such line.

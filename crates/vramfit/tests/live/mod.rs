@@ -126,7 +126,8 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         let pid = self.child.id() as i32;
-        let _ = Command::new("kill").args(["-TERM", &format!("-{pid}")]).status();
+        // SAFETY: signals the process group this test created
+        unsafe { libc::kill(-pid, libc::SIGTERM) };
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_secs(10) {
             if self.child.try_wait().ok().flatten().is_some() {
@@ -134,7 +135,7 @@ impl Drop for Server {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
-        let _ = Command::new("kill").args(["-KILL", &format!("-{pid}")]).status();
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
         let _ = self.child.wait();
     }
 }
