@@ -69,7 +69,7 @@ fn probe_finds_the_largest_context_under_a_ram_limit_in_two_launches() {
     let Some(s) = setup("probe") else { return };
     let model = s.models.join("qwen3-152k.gguf");
     let base = ["-m", model.to_str().unwrap(), "-np", "1", "-fa", "on", "--no-warmup", "-t", "1"];
-    let limit = 256 * MIB;
+    let limit = 160 * MIB;
     let mut args = vec!["probe".to_string(), "--json".into(), "--ram".into(), format!("{}MiB", limit / MIB), "--timeout".into(), "120".into()];
     if let Some(b) = &s.build {
         args.extend(["--engine-version".into(), b.clone()]);
