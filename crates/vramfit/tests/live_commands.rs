@@ -235,3 +235,40 @@ fn vramfit_url(port: &str) -> vramfit_watch_http::HttpUrl {
 mod vramfit_watch_http {
     pub use vramfit_watch::http::HttpUrl;
 }
+
+#[test]
+fn probe_vllm_stub_replaying_a_real_refusal_finds_the_length_in_two_launches() {
+    // a stub `vllm` replays the startup lines of a real vLLM 0.29 refusal (dev log vllm-log-032,
+    // MiniMax-M2.7-AWQ at TP 2: max seq len 196608 needs 23.25 GiB, 22.5 GiB available,
+    // estimated maximum model length 190272) above that length, and comes up below it
+    let dir = tempfile::tempdir().unwrap();
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vllm_kv_refusal.log");
+    let stub = dir.path().join("vllm");
+    // a sleep this test alone runs, to find it afterwards
+    let nap = format!("299.{:03}", std::process::id() % 1000);
+    std::fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\nprev=; len=0\nfor a in \"$@\"; do [ \"$prev\" = --max-model-len ] && len=$a; prev=$a; done\n\
+             if [ \"$len\" -gt 190272 ]; then cat '{}' >&2; exit 1; fi\n\
+             echo 'INFO:     Application startup complete.'\nexec sleep {nap}\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (code, rep, err) = vramfit(&[
+        "probe", "--json", "--timeout", "30", "--", stub.to_str().unwrap(), "serve",
+        "cyankiwi/MiniMax-M2.7-AWQ", "--tensor-parallel-size", "2", "--max-model-len", "196608",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(rep["launches"], 2, "{rep}");
+    assert_eq!(rep["verified_context"], 190272, "{rep}");
+    assert!(rep["verified_command"].as_str().unwrap().contains("--max-model-len 190272"));
+    // the stub's `sleep` went with its process group
+    let sleeping = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read_to_string(e.path().join("cmdline")).is_ok_and(|c| c == format!("sleep\u{0}{nap}\u{0}"))
+    });
+    assert!(!sleeping);
+}
