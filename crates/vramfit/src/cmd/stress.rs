@@ -46,6 +46,9 @@ pub struct Args {
     /// Headroom the plan keeps, percent of the budget; the verdict fails below it.
     #[arg(long, default_value_t = 5.0)]
     pub headroom: f64,
+    /// Seconds to wait for a server that answers 503 while it loads (0-3600).
+    #[arg(long = "ready-timeout", default_value_t = 60)]
+    pub ready_timeout: u64,
     /// Seconds one request may take (1-3600).
     #[arg(long, default_value_t = 600)]
     pub timeout: u64,
@@ -141,6 +144,9 @@ pub fn run(args: Args) -> CmdResult {
             return Err(bad(format!("--duration {d}: give 1 to 86400 seconds")));
         }
     }
+    if args.ready_timeout > 3600 {
+        return Err(bad(format!("--ready-timeout {}: give 0 to 3600 seconds", args.ready_timeout)));
+    }
     if !(1..=3600).contains(&args.timeout) {
         return Err(bad(format!("--timeout {}: give 1 to 3600 seconds", args.timeout)));
     }
@@ -156,7 +162,7 @@ pub fn run(args: Args) -> CmdResult {
     };
     let base = openai::loopback_base(&args.url).map_err(bad)?;
     let probe_agent = openai::agent(Duration::from_secs(10));
-    let served = openai::models(&probe_agent, &base).map_err(bad)?;
+    let served = openai::models_when_ready(&probe_agent, &base, Duration::from_secs(args.ready_timeout)).map_err(bad)?;
     let model = args.model.clone().unwrap_or_else(|| served[0].clone());
 
     let agent = openai::agent(Duration::from_secs(args.timeout));

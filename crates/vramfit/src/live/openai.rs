@@ -38,6 +38,26 @@ pub fn agent(timeout: Duration) -> ureq::Agent {
         .into()
 }
 
+/// The served model names, waiting up to `ready` while the server answers 503 (llama-server and
+/// vLLM while they load the model); an error that says what is wrong with the URL.
+pub fn models_when_ready(agent: &ureq::Agent, base: &str, ready: Duration) -> Result<Vec<String>, String> {
+    let t0 = Instant::now();
+    loop {
+        match models(agent, base) {
+            Err(e) if e.contains("HTTP 503") && t0.elapsed() < ready => {
+                std::thread::sleep(Duration::from_millis(500))
+            }
+            Err(e) if e.contains("HTTP 503") => {
+                return Err(format!(
+                    "{base} still answers 503 (loading) after {:.0}s: the engine never became ready; check its log",
+                    ready.as_secs_f64()
+                ))
+            }
+            r => return r,
+        }
+    }
+}
+
 /// The served model names (`GET /v1/models`); an error that says what is wrong with the URL.
 pub fn models(agent: &ureq::Agent, base: &str) -> Result<Vec<String>, String> {
     let url = format!("{base}/v1/models");
@@ -51,6 +71,9 @@ pub fn models(agent: &ureq::Agent, base: &str) -> Result<Vec<String>, String> {
         .take(1 << 20)
         .read_to_string(&mut body)
         .map_err(|e| format!("{url}: {e}"))?;
+    if status == 503 {
+        return Err(format!("{url} answered HTTP 503: the server is not ready"));
+    }
     if status != 200 {
         return Err(format!("{url} answered HTTP {status}: not an OpenAI-compatible server (no /v1/models)"));
     }
