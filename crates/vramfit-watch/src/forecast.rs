@@ -145,8 +145,91 @@ pub fn trend(series: &GpuSeries) -> Option<LinearFit> {
             break;
         }
     }
-    best.map(|b| widen_for_autocorrelation(series, b))
-        .or(fallback)
+    best.or(fallback)
+        .map(|f| widen_for_autocorrelation(series, f))
+        .map(|f| refine_hinge(series, f))
+        .map(|f| gate_on_past_range(series, f))
+}
+
+/// How far back the range a series already visited is looked up (seconds).
+const PAST_RANGE_S: f64 = 600.0;
+
+/// A window whose start reaches back before a climb began mixes the flat part into the line and
+/// lowers the slope. Within the window, fit a hinge (flat, then a straight climb from a break
+/// point τ) and, when it explains the points clearly better than the single line (an F test
+/// on the one extra parameter), keep the climb's slope and level, over the span since τ.
+fn refine_hinge(series: &GpuSeries, fit: LinearFit) -> LinearFit {
+    let now = series.now();
+    let start = now - fit.span_s - 1e-9;
+    let pts: Vec<(f64, f64)> = series.since(start).map(|p| (p.t, p.used as f64)).collect();
+    if pts.len() < 16 || fit.slope <= 0.0 {
+        return fit;
+    }
+    let sse = |f: &dyn Fn(f64) -> f64| pts.iter().map(|(t, y)| (y - f(*t)).powi(2)).sum::<f64>();
+    let line_sse = sse(&|t| fit.fitted_now - fit.slope * (now - t));
+    let plain_se = fit_line(pts.iter().copied()).map(|f| f.slope_se).unwrap_or(0.0);
+    let widen = if plain_se > 0.0 { fit.slope_se / plain_se } else { 1.0 };
+    let mut best: Option<(f64, LinearFit)> = None;
+    // break points over the first 70 % of the window, 24 steps
+    for k in 1..=24 {
+        let tau = start + fit.span_s * 0.7 * k as f64 / 24.0;
+        // y = a + b·max(0, t − τ): least squares on the regressor x = max(0, t − τ)
+        let mut sums = LineSums::default();
+        for (t, y) in &pts {
+            sums.push((t - tau).max(0.0), *y);
+        }
+        let Some(h) = sums.fit() else { continue };
+        let climbing = pts.iter().filter(|(t, _)| *t >= tau).count();
+        if climbing < 8 || h.slope <= 0.0 {
+            continue;
+        }
+        let level_now = h.fitted_now;
+        let h_sse = sse(&|t| level_now - h.slope * ((now - tau) - (t - tau).max(0.0)));
+        if best.as_ref().is_none_or(|(b, _)| h_sse < *b) {
+            let lf = LinearFit {
+                slope: h.slope,
+                slope_se: h.slope_se * widen,
+                fitted_now: level_now,
+                r2: h.r2,
+                span_s: now - tau,
+                n: climbing,
+            };
+            best = Some((h_sse, lf));
+        }
+    }
+    match best {
+        // one more parameter than the line: an F statistic of 10 (p ≈ 0.002 at these sizes)
+        Some((h_sse, h)) if (line_sse - h_sse) / (h_sse / (pts.len() - 3) as f64).max(1e-9) > 10.0 => h,
+        _ => fit,
+    }
+}
+
+/// Noise wanders: a stretch of it can look like a clean climb. A climb toward OOM leaves the
+/// range the series already visited; so when at least as long a history precedes the fit, the
+/// fitted level must exceed the highest point of that history (up to 10 minutes back) by two
+/// residual standard deviations, or the slope counts as not significant (infinite error).
+fn gate_on_past_range(series: &GpuSeries, mut fit: LinearFit) -> LinearFit {
+    let now = series.now();
+    let cut = now - fit.span_s - 1e-9;
+    let mut prior_max = f64::NEG_INFINITY;
+    let mut oldest = cut;
+    for p in series.since(now - PAST_RANGE_S).take_while(|p| p.t < cut) {
+        prior_max = prior_max.max(p.used as f64);
+        oldest = oldest.min(p.t);
+    }
+    if cut - oldest < fit.span_s.max(30.0) {
+        return fit;
+    }
+    let (mut ss, mut n) = (0.0, 0usize);
+    for p in series.since(cut) {
+        ss += (p.used as f64 - (fit.fitted_now - fit.slope * (now - p.t))).powi(2);
+        n += 1;
+    }
+    let sd = (ss / (n.max(3) - 2) as f64).sqrt();
+    if fit.fitted_now < prior_max + 2.0 * sd {
+        fit.slope_se = f64::INFINITY;
+    }
+    fit
 }
 
 /// Residuals of memory around a line are not independent (allocator segments and load waves

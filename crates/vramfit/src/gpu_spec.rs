@@ -114,6 +114,12 @@ fn parse_one(entry: &str) -> Result<Vec<Gpu>, CliError> {
 
 /// Parse `--gpu` and apply `--gpu-free`.
 pub fn hardware(spec: Option<&str>, free: Option<&str>) -> Result<Hardware, CliError> {
+    if spec.is_some_and(|s| matches!(s.trim().to_ascii_lowercase().as_str(), "none" | "cpu")) {
+        if free.is_some() {
+            return Err(CliError::input("--gpu-free has no GPU to apply to with --gpu none: drop it"));
+        }
+        return Ok(cpu_only());
+    }
     let mut gpus = match spec {
         Some(spec) => {
             let mut gpus = Vec::new();
@@ -174,6 +180,22 @@ mod tests {
         assert!(hardware(Some("RTX 9999 Super Ultra"), None).is_err());
         assert!(hardware(None, None).unwrap_err().message.contains("--gpu"));
         assert!(hardware(Some("2x 4090"), Some("1G,2G,3G")).is_err());
+    }
+}
+
+/// A CPU-only machine: no GPU, this host's available RAM as the budget (Linux /proc/meminfo
+/// MemAvailable; unknown elsewhere).
+pub fn cpu_only() -> Hardware {
+    let ram = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    });
+    Hardware {
+        gpus: vec![],
+        host_ram_bytes: ram,
     }
 }
 

@@ -5,6 +5,7 @@
 //! one-line error on bad input (2), or 1 where the answer itself is "does not fit".
 
 mod cmd;
+mod live;
 mod error;
 mod gpu_spec;
 mod output;
@@ -46,6 +47,12 @@ enum Command {
     Watch(cmd::watch::Args),
     /// Learn from your own engine: store what a vLLM, SGLang or llama.cpp startup log measured.
     Calibrate(cmd::calibrate::Args),
+    /// Launch the engine at the predicted boundary, measure, correct, relaunch once; print the verified command.
+    Probe(cmd::probe::Args),
+    /// Peak load against an OpenAI-compatible server on this machine, with memory and KV sampling.
+    Stress(cmd::stress::Args),
+    /// Check, launch and watch an engine; on an OOM exit apply doctor's fix and relaunch.
+    Run(cmd::run::Args),
 }
 
 fn main() -> ExitCode {
@@ -83,6 +90,9 @@ fn run() -> u8 {
         Command::Doctor(a) => cmd::doctor::run(a),
         Command::Snapshot(a) => cmd::snapshot::run(a),
         Command::Watch(a) => cmd::watch::run(a),
+        Command::Probe(a) => cmd::probe::run(a),
+        Command::Stress(a) => cmd::stress::run(a),
+        Command::Run(a) => cmd::run::run(a),
     };
     match result {
         Ok(code) => code,

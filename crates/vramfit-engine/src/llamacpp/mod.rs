@@ -8,6 +8,7 @@
 pub mod args;
 pub mod autofit;
 pub mod compute;
+pub mod cpu;
 pub mod fit;
 pub mod kv;
 pub mod placement;
@@ -178,7 +179,8 @@ pub fn layout_prepared(
         overhead,
         host_weights: pl.host_weights,
         host_kv: kva.host,
-        host_compute: cb.host,
+        // no GPU: a CPU-only build, whose CPU backend computes the whole graph (cpu.rs)
+        host_compute: if gpus.is_empty() { cpu::compute_buffer(cfg, spec, &kva, &ctx, fa) } else { cb.host },
         kv_bytes_per_token: kva.bytes_per_token,
         offloaded: pl.offloaded,
     }
@@ -206,7 +208,10 @@ pub fn max_context(
 ) -> u64 {
     let gpus = visible(cfg, hw);
     let pw = prepare(spec, weights);
-    let ok = |c: u64| fits(&layout_prepared(spec, &pw, cfg, hw, c), gpus);
+    let ok = |c: u64| {
+        let l = layout_prepared(spec, &pw, cfg, hw, c);
+        fits(&l, gpus) && cpu::host_fits(spec, &l, hw)
+    };
     crate::search::largest_fitting(256, limit / 256 * 256, 256, ok).unwrap_or(0)
 }
 
@@ -258,6 +263,7 @@ pub fn plan(
             ));
         }
     }
+    problems.extend(cpu::host_problem(spec, &l, hw));
     let fits_now = problems.is_empty() || problems.iter().all(|p| !p.contains("short by"));
     let host_short = report::host_ram_problem(&l, hw);
     let fits_now = fits_now && host_short.is_none();
@@ -276,7 +282,10 @@ pub fn plan(
         notes.extend(report::offload_notes(spec, weights, &l, gpus, r));
     }
     if gpus.is_empty() {
-        notes.push("no GPU given: everything runs on the CPU".into());
+        notes.push(format!(
+            "no GPU: planned for a CPU-only build (host RAM the only device); llama.cpp output buffer {}",
+            vramfit_model::units::fmt_bytes(cpu::output_buffer(spec, &l.ctx))
+        ));
     }
     if cfg.tool == args::Tool::Server && !cfg.build_given && l.ctx.n_ubatch > l.ctx.n_seq_max {
         let saved = spec.n_vocab * (l.ctx.n_ubatch - l.ctx.n_seq_max) * 4;

@@ -326,8 +326,9 @@ pub fn place_prepared(cfg: &LlamaCppConfig, pw: &PreparedWeights, free: &[u64]) 
         put(t, natural, !t.input, &mut gpu);
     }
     // tied embeddings: the output matrix is a duplicate of token_embd created on the output
-    // layer's device (llama-model.cpp TENSOR_DUPLICATED)
-    if let Some(dup) = &pw.tied_output {
+    // layer's device (llama-model.cpp TENSOR_DUPLICATED); on the CPU it is the same mapped
+    // bytes as token_embd, counted once (a CPU-only b11312 prints the file's size for gemma3)
+    if let Some(dup) = pw.tied_output.as_ref().filter(|_| out_dev.is_some()) {
         put(dup, out_dev, true, &mut gpu);
     }
     let offloaded = layer_dev.iter().filter(|d| d.is_some()).count() as u64;

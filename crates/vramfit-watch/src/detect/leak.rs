@@ -15,11 +15,16 @@ pub struct LeakDetector {
     active: bool,
 }
 
+/// A climb is called a leak once its slope exceeds this many standard errors.
+const LEAK_SLOPE_SE: f64 = 8.0;
+
 fn is_climb(f: &LinearFit, total: u64, cfg: &DetectConfig) -> bool {
     let growth = f.slope * f.span_s;
     f.span_s + 0.5 >= cfg.leak_min_span_s
         && f.r2 >= TREND_R2
-        && f.slope > 2.0 * f.slope_se
+        // the slope known to within an eighth: the forecast the alert carries is then within
+        // about 20 % (two standard errors of the rate), not a guess from the first wiggle
+        && f.slope > LEAK_SLOPE_SE * f.slope_se
         && growth >= (total as f64 * 0.01).max(128.0 * MIB as f64)
 }
 

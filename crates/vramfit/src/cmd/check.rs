@@ -66,7 +66,17 @@ pub fn run(args: Args) -> CmdResult {
         }
         None => {
             super::calibrate::install_stored();
-            gpu_spec::hardware(args.gpu.as_deref(), args.gpu_free.as_deref())?
+            match gpu_spec::hardware(args.gpu.as_deref(), args.gpu_free.as_deref()) {
+                // no --gpu and no GPU found: llama.cpp runs CPU-only, so plan for that
+                Err(_)
+                    if args.gpu.is_none()
+                        && args.gpu_free.is_none()
+                        && is_llama_cpp(&args.command) =>
+                {
+                    gpu_spec::cpu_only()
+                }
+                r => r?,
+            }
         }
     };
     let version = args
@@ -157,6 +167,10 @@ fn ram_note(plan: &mut MemoryPlan, ram: u64, from: &str, given: bool) {
             plan.verdict = Verdict::DoesNotFit;
         }
     }
+}
+
+fn is_llama_cpp(command: &[String]) -> bool {
+    Command::parse(command).is_ok_and(|c| c.engine == Some(EngineKind::LlamaCpp))
 }
 
 /// Run the engine model for a pasted command.
