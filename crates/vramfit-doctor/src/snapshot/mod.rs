@@ -3,7 +3,9 @@
 //! Reads the pickle that `torch.cuda.memory._dump_snapshot()` writes (or the list that
 //! `torch.cuda.memory_snapshot()` returns, pickled), from torch 2.0's legacy layout to current,
 //! with its own pickle reader ([`pickle`]): nothing in the file is executed, shared frame objects
-//! are kept shared, and hostile input is bounded.
+//! are kept shared, and hostile input is bounded. The file is read in two linear passes through a
+//! small buffer, and segments, blocks and trace entries are decoded as they arrive ([`collect`]), so
+//! memory holds the typed snapshot, not the file or its object tree.
 //!
 //! ```no_run
 //! let bytes = std::fs::read("oom_snapshot.pickle").unwrap();
@@ -16,6 +18,7 @@
 //! ```
 
 pub mod analysis;
+pub mod collect;
 pub mod format;
 pub mod model;
 pub mod pickle;
@@ -25,6 +28,8 @@ pub mod timeline;
 pub use analysis::{analyze, DeviceReport, OomEvent, SnapshotReport, Totals};
 pub use format::{from_pickle, Snapshot, SnapshotFormat};
 
+use pickle::{Limits, PickleError, Source};
+use std::io::{Read, Seek, SeekFrom};
 use thiserror::Error;
 
 /// Why a file could not be analysed; one line.
@@ -45,9 +50,98 @@ pub struct Analysis {
 
 /// Decodes and analyses snapshot bytes.
 pub fn analyze_bytes(data: &[u8]) -> Result<Analysis, SnapshotError> {
-    let p = pickle::read(data)?;
-    let snapshot = format::from_pickle(&p)?;
-    drop(p);
+    let len = data.len() as u64;
+    let snapshot = decode(Some(data), data, Some(len), len, None)?;
+    Ok(analyzed(snapshot))
+}
+
+/// Decodes and analyses a seekable input of `len` bytes (a regular file) in two passes.
+/// `progress` hears the bytes processed so far, out of `2 * len`.
+pub fn analyze_seekable<R: Read + Seek>(
+    mut r: R,
+    len: u64,
+    progress: Option<&mut dyn FnMut(u64)>,
+) -> Result<Analysis, SnapshotError> {
+    let mut first = TrackedSeek { r: &mut r };
+    let snapshot = decode_seekable(&mut first, len, progress)?;
+    Ok(analyzed(snapshot))
+}
+
+/// Decodes and analyses an input that can be read only once (a pipe, a device), reading at
+/// most `max` bytes. Every memo entry is kept, since which are fetched again is unknown.
+/// `progress` hears the bytes read so far.
+pub fn analyze_stream<R: Read>(
+    r: R,
+    max: u64,
+    progress: Option<&mut dyn FnMut(u64)>,
+) -> Result<Analysis, SnapshotError> {
+    let snapshot = decode(None::<&[u8]>, r, None, max, progress)?;
+    Ok(analyzed(snapshot))
+}
+
+fn reborrow<'s>(p: &'s mut Option<&mut dyn FnMut(u64)>) -> Option<&'s mut dyn FnMut(u64)> {
+    match p {
+        Some(f) => Some(&mut **f),
+        None => None,
+    }
+}
+
+fn analyzed(snapshot: Snapshot) -> Analysis {
     let report = analysis::analyze(&snapshot);
-    Ok(Analysis { snapshot, report })
+    Analysis { snapshot, report }
+}
+
+struct TrackedSeek<'a, R> {
+    r: &'a mut R,
+}
+
+fn decode_seekable<R: Read + Seek>(
+    t: &mut TrackedSeek<'_, R>,
+    len: u64,
+    mut progress: Option<&mut dyn FnMut(u64)>,
+) -> Result<Snapshot, SnapshotError> {
+    let io = |e: std::io::Error| PickleError {
+        offset: 0,
+        kind: pickle::PickleErrorKind::Read(e.to_string()),
+    };
+    let limits = Limits::for_input(len as usize);
+    let fetched = {
+        let mut src = Source::new(&mut *t.r, Some(len), len).with_progress(reborrow(&mut progress));
+        pickle::prescan(&mut src, limits.max_memo as u64)
+    };
+    t.r.seek(SeekFrom::Start(0)).map_err(io)?;
+    let mut src = Source::new(&mut *t.r, Some(len), len).with_progress(progress);
+    src.progress_base = len;
+    read_into(&mut src, limits, Some(fetched), Some(len))
+}
+
+/// Two passes over `first` (when given: the memo keys fetched) and `second` (the decoding).
+fn decode<R1: Read, R2: Read>(
+    first: Option<R1>,
+    second: R2,
+    total: Option<u64>,
+    max: u64,
+    mut progress: Option<&mut dyn FnMut(u64)>,
+) -> Result<Snapshot, SnapshotError> {
+    let limits = Limits::for_input(total.unwrap_or(max).min(usize::MAX as u64) as usize);
+    let fetched = first.map(|r| {
+        let mut src = Source::new(r, total, max).with_progress(reborrow(&mut progress));
+        pickle::prescan(&mut src, limits.max_memo as u64)
+    });
+    let base = if fetched.is_some() { total.unwrap_or(0) } else { 0 };
+    let mut src = Source::new(second, total, max).with_progress(progress);
+    src.progress_base = base;
+    read_into(&mut src, limits, fetched, total)
+}
+
+fn read_into<R: Read>(
+    src: &mut Source<'_, R>,
+    limits: Limits,
+    fetched: Option<pickle::source::KeySet>,
+    total: Option<u64>,
+) -> Result<Snapshot, SnapshotError> {
+    let mut c = collect::Collector::new(total);
+    let (mut heap, root, _) = pickle::run(src, limits, fetched, Some(&mut c))?;
+    c.set_consumed(src.offset());
+    Ok(format::assemble(&mut heap, root, &mut c)?)
 }
