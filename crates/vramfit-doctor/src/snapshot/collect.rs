@@ -11,7 +11,7 @@
 use super::format::{type_err, FormatError};
 use super::model::{Action, Block, BlockState, Segment, TraceEntry};
 use super::pickle::heap::Strings;
-use super::pickle::{Heap, Node, StrId, Value};
+use super::pickle::{Heap, Node, NodeId, StrId, Value};
 use std::collections::HashMap;
 
 /// A frame as the site label reads it: `filename`, `line`, `name` (missing text reads as "").
@@ -83,9 +83,29 @@ macro_rules! keys {
 }
 
 keys!(
-    segments, blocks, frames, device_traces, history, filename, line, name, size, state, address,
-    requested_size, real_size, action, addr, device_free, stream, time_us, total_size, device,
-    segment_type, segment_pool_id, is_expandable
+    segments,
+    blocks,
+    frames,
+    device_traces,
+    history,
+    filename,
+    line,
+    name,
+    size,
+    state,
+    address,
+    requested_size,
+    real_size,
+    action,
+    addr,
+    device_free,
+    stream,
+    time_us,
+    total_size,
+    device,
+    segment_type,
+    segment_pool_id,
+    is_expandable
 );
 
 /// Function-name fragments of the frames that record a stack rather than request memory.
@@ -95,6 +115,10 @@ const MACHINERY: &[&str] = &[
     "gather_with_cpp",
     "CachingAllocator",
 ];
+
+/// A heap tag from [`Collector::dict_done`]: valid bit, three kind bits, frame table index.
+const TAG_VALID: u32 = 1 << 31;
+const TAG_INDEX: u32 = (1 << 28) - 1;
 
 const KNOWN: u8 = 1;
 const PY: u8 = 2;
@@ -119,6 +143,9 @@ pub struct Collector {
     action_index: HashMap<StrId, u32>,
     /// Per string id: KNOWN | PY | TORCH | MACHINE, worked out once.
     class: Vec<u8>,
+    /// Distinct frames that dict tags point to.
+    frame_table: Vec<Frame>,
+    frame_index: HashMap<Frame, u32>,
 }
 
 impl Collector {
@@ -236,7 +263,7 @@ impl Collector {
     }
 
     /// Decodes `items` into the snapshot list `id` and frees them.
-    pub(crate) fn append(&mut self, heap: &mut Heap, id: super::pickle::NodeId, items: Vec<Value>, at: u64) {
+    pub(crate) fn append(&mut self, heap: &mut Heap, id: NodeId, items: Vec<Value>, at: u64) {
         self.consumed = at;
         let node = std::mem::take(heap.node_mut(id));
         let node = match node {
@@ -308,19 +335,19 @@ impl Collector {
         let k = self.keys;
         let h: &Heap = heap;
         let v = h.unwrap(v);
-        let at = format!("segments[{i}]");
+        let at = move || format!("segments[{i}]");
         if h.as_dict(v).is_none() {
             return Err(type_err(h, "snapshot", "segments", v, "a list of dicts"));
         }
-        let address = uint(h, v, &at, k.address, "address")?;
-        let total_size = uint(h, v, &at, k.total_size, "total_size")?;
-        let device = opt_int(h, v, &at, k.device, "device")?.unwrap_or(0) as i64;
+        let address = uint(h, v, at, k.address, "address")?;
+        let total_size = uint(h, v, at, k.total_size, "total_size")?;
+        let device = opt_int(h, v, at, k.device, "device")?.unwrap_or(0) as i64;
         // streams are cudaStream_t pointers cast to int64 (Module.cpp) or uint64 (XPU)
-        let stream = opt_int(h, v, &at, k.stream, "stream")?.unwrap_or(0) as u64;
+        let stream = opt_int(h, v, at, k.stream, "stream")?.unwrap_or(0) as u64;
         let segment_type = match self.get(h, v, k.segment_type) {
             Some(t) => h
                 .as_str(t)
-                .ok_or_else(|| type_err(h, &at, "segment_type", t, "a string"))?
+                .ok_or_else(|| type_err(h, &at(), "segment_type", t, "a string"))?
                 .to_string(),
             None => "large".to_string(),
         };
@@ -332,16 +359,18 @@ impl Collector {
                         h.as_int(*a).unwrap_or(0) as i64,
                         h.as_int(*b).unwrap_or(0) as i64,
                     ),
-                    _ => return Err(type_err(h, &at, "segment_pool_id", t, "a pair of ints")),
+                    _ => return Err(type_err(h, &at(), "segment_pool_id", t, "a pair of ints")),
                 }
             }
             None => (0, 0),
         };
         let is_expandable = matches!(self.get(h, v, k.is_expandable), Some(Value::Bool(true)));
-        let blocks_v = self.get(h, v, k.blocks).ok_or(FormatError::Missing {
-            at: at.clone(),
-            key: "blocks",
-        })?;
+        let blocks_v = self
+            .get(h, v, k.blocks)
+            .ok_or_else(|| FormatError::Missing {
+                at: at(),
+                key: "blocks",
+            })?;
         let pending = match h.unwrap(blocks_v) {
             Value::Ref(id) if matches!(h.node(id), Node::Blocks(_)) => {
                 let pinned = heap.is_pinned(id);
@@ -358,7 +387,7 @@ impl Collector {
                 }
             }
             _ => {
-                let items = seq(h, blocks_v, &at, "blocks")?.to_vec();
+                let items = seq(h, blocks_v, &at(), "blocks")?.to_vec();
                 let mut out = Vec::with_capacity(items.len());
                 for (j, b) in items.into_iter().enumerate() {
                     out.push(self.block(heap, b, i, j)?);
@@ -406,12 +435,18 @@ impl Collector {
     ) -> Result<PendingBlock, FormatError> {
         self.spend(1)?;
         let (k, p) = (self.keys, heap);
-        let bat = format!("segments[{i}].blocks[{j}]");
+        let bat = move || format!("segments[{i}].blocks[{j}]");
         let b = p.unwrap(b);
         if p.as_dict(b).is_none() {
-            return Err(type_err(p, &format!("segments[{i}]"), "blocks", b, "a list of dicts"));
+            return Err(type_err(
+                p,
+                &format!("segments[{i}]"),
+                "blocks",
+                b,
+                "a list of dicts",
+            ));
         }
-        let size = uint(p, b, &bat, k.size, "size")?;
+        let size = uint(p, b, bat, k.size, "size")?;
         let state = match self.get(p, b, k.state) {
             Some(s) => match p.as_str(s) {
                 Some("active_allocated") => BlockState::Allocated,
@@ -420,11 +455,11 @@ impl Collector {
                 }
                 Some("inactive") => BlockState::Inactive,
                 Some(_) => BlockState::Unknown,
-                None => return Err(type_err(p, &bat, "state", s, "a string")),
+                None => return Err(type_err(p, &bat(), "state", s, "a string")),
             },
             None => {
                 return Err(FormatError::Missing {
-                    at: bat,
+                    at: bat(),
                     key: "state",
                 })
             }
@@ -436,13 +471,19 @@ impl Collector {
         let frames_v = self.get(p, b, k.frames);
         let legacy = history.is_some() && frames_v.is_none();
         let address = match self.get(p, b, k.address) {
-            Some(_) => Some(uint(p, b, &bat, k.address, "address")?),
+            Some(_) => Some(uint(p, b, bat, k.address, "address")?),
             None => None,
         };
         let requested_size = if self.get(p, b, k.requested_size).is_some() {
-            uint(p, b, &bat, k.requested_size, "requested_size")?
+            uint(p, b, bat, k.requested_size, "requested_size")?
         } else if let Some(h) = history0.filter(|h| self.get(p, *h, k.real_size).is_some()) {
-            uint(p, h, &format!("{bat}.history[0]"), k.real_size, "real_size")?
+            uint(
+                p,
+                h,
+                || format!("{}.history[0]", bat()),
+                k.real_size,
+                "real_size",
+            )?
         } else {
             size
         };
@@ -472,7 +513,7 @@ impl Collector {
         self.spend(1)?;
         let k = self.keys;
         let v = p.unwrap(v);
-        let at = format!("device_traces[{d}][{i}]");
+        let at = move || format!("device_traces[{d}][{i}]");
         if p.as_dict(v).is_none() {
             return Err(type_err(
                 p,
@@ -482,12 +523,14 @@ impl Collector {
                 "a list of dicts",
             ));
         }
-        let action_v = self.get(p, v, k.action).ok_or(FormatError::Missing {
-            at: at.clone(),
-            key: "action",
-        })?;
+        let action_v = self
+            .get(p, v, k.action)
+            .ok_or_else(|| FormatError::Missing {
+                at: at(),
+                key: "action",
+            })?;
         let Value::Str(action_id) = p.unwrap(action_v) else {
-            return Err(type_err(p, &at, "action", action_v, "a string"));
+            return Err(type_err(p, &at(), "action", action_v, "a string"));
         };
         let action_name = self.action_name(p, action_id);
         let action = Action::parse(&self.action_names[action_name as usize]);
@@ -497,21 +540,21 @@ impl Collector {
             (k.addr, "addr")
         };
         let addr = match self.get(p, v, addr_key) {
-            Some(_) => uint(p, v, &at, addr_key, addr_name)?,
+            Some(_) => uint(p, v, at, addr_key, addr_name)?,
             None if action == Action::Oom => {
                 return Err(FormatError::Missing {
-                    at,
+                    at: at(),
                     key: "device_free",
                 })
             }
             None => 0,
         };
         let size = match self.get(p, v, k.size) {
-            Some(_) => uint(p, v, &at, k.size, "size")?,
+            Some(_) => uint(p, v, at, k.size, "size")?,
             None => 0,
         };
-        let stream = opt_int(p, v, &at, k.stream, "stream")?.unwrap_or(0) as u64;
-        let time_us = opt_int(p, v, &at, k.time_us, "time_us")?.map(|t| t as i64);
+        let stream = opt_int(p, v, at, k.stream, "stream")?.unwrap_or(0) as u64;
+        let time_us = opt_int(p, v, at, k.time_us, "time_us")?.map(|t| t as i64);
         // Only the OOM's stack is reported; naming every entry's site would cost most of the time.
         let site = match action {
             Action::Oom => self.get(p, v, k.frames).and_then(|f| self.site(p, f)),
@@ -558,11 +601,59 @@ impl Collector {
         self.class[i]
     }
 
+    /// Notes what a dict contributes as a frame, once its items are in (SETITEM(S) is the only
+    /// way a dict changes, so the note stays true). Frame dicts are shared by many frame lists:
+    /// [`Collector::frame`] then reads the note instead of the dict.
+    pub(crate) fn dict_done(&mut self, heap: &mut Heap, id: NodeId) {
+        let (kinds, frame) = self.frame_info(heap, Value::Ref(id));
+        let index = match frame {
+            None => 0,
+            Some(f) => match self.frame_index.get(&f) {
+                Some(i) => *i,
+                None => {
+                    let i = self.frame_table.len() as u32;
+                    if i > TAG_INDEX {
+                        return; // no note: the slow path reads the dict
+                    }
+                    self.frame_table.push(f);
+                    self.frame_index.insert(f, i);
+                    i
+                }
+            },
+        };
+        heap.set_tag(id, TAG_VALID | (kinds as u32) << 28 | index);
+    }
+
     /// Adds one frame of a frame list (innermost first) to what the site label can pick.
+    #[inline]
     fn frame(&mut self, p: &Heap, acc: &mut SiteFrames, v: Value) {
         if acc.picked[0].is_some() {
             return; // the first Python frame outside torch: nothing later can win
         }
+        let (kinds, frame) = match v {
+            Value::Ref(id) if p.tag(id) != 0 => {
+                let tag = p.tag(id);
+                let kinds = (tag >> 28 & 7) as u8;
+                if kinds == 0 {
+                    return;
+                }
+                (kinds, self.frame_table[(tag & TAG_INDEX) as usize])
+            }
+            _ => match self.frame_info(p, v) {
+                (kinds, Some(f)) => (kinds, f),
+                (_, None) => return,
+            },
+        };
+        for (i, slot) in acc.picked.iter_mut().enumerate() {
+            if kinds & (1 << i) != 0 && slot.is_none() {
+                *slot = Some(frame);
+            }
+        }
+    }
+
+    /// Which of the three kinds a frame is (bit 0: Python outside torch, 1: Python, 2: named
+    /// C++ outside the allocator), and the frame when it is any.
+    fn frame_info(&mut self, p: &Heap, v: Value) -> (u8, Option<Frame>) {
         let k = self.keys;
         let f = p.unwrap(v);
         let text = |key: Option<StrId>| match self.get(p, f, key).map(|x| p.unwrap(x)) {
@@ -574,13 +665,11 @@ impl Collector {
         let name_class = self.class(p, name);
         let is_py = file_class & PY != 0;
         let named = name.is_some_and(|n| !p.strings.get(n).is_empty());
-        let kinds = [
-            is_py && file_class & TORCH == 0,
-            is_py,
-            named && name_class & MACHINE == 0,
-        ];
-        if !kinds.iter().any(|k| *k) {
-            return;
+        let kinds = (is_py && file_class & TORCH == 0) as u8
+            | (is_py as u8) << 1
+            | ((named && name_class & MACHINE == 0) as u8) << 2;
+        if kinds == 0 {
+            return (0, None);
         }
         let line = self
             .get(p, f, k.line)
@@ -591,11 +680,7 @@ impl Collector {
             line,
             name,
         };
-        for (slot, kind) in acc.picked.iter_mut().zip(kinds) {
-            if kind && slot.is_none() {
-                *slot = Some(frame);
-            }
-        }
+        (kinds, Some(frame))
     }
 
     /// The allocation site of a frame list, innermost frame first: the first Python frame outside
@@ -653,7 +738,7 @@ pub(crate) fn seq<'p>(
 fn opt_int(
     p: &Heap,
     d: Value,
-    at: &str,
+    at: impl Fn() -> String,
     key: Option<StrId>,
     name: &'static str,
 ) -> Result<Option<i128>, FormatError> {
@@ -662,7 +747,7 @@ fn opt_int(
         Some(v) => p
             .as_int(v)
             .map(Some)
-            .ok_or_else(|| type_err(p, at, name, v, "an int")),
+            .ok_or_else(|| type_err(p, &at(), name, v, "an int")),
     }
 }
 
@@ -670,18 +755,18 @@ fn opt_int(
 fn uint(
     p: &Heap,
     d: Value,
-    at: &str,
+    at: impl Fn() -> String,
     key: Option<StrId>,
     name: &'static str,
 ) -> Result<u64, FormatError> {
     let v = key
         .and_then(|key| p.get_id(d, key))
-        .ok_or(FormatError::Missing {
-            at: at.to_string(),
+        .ok_or_else(|| FormatError::Missing {
+            at: at(),
             key: name,
         })?;
     match p.as_int(v) {
         Some(i) if (0..=u64::MAX as i128).contains(&i) => Ok(i as u64),
-        _ => Err(type_err(p, at, name, v, "a non-negative int")),
+        _ => Err(type_err(p, &at(), name, v, "a non-negative int")),
     }
 }

@@ -128,7 +128,11 @@ fn decode<R1: Read, R2: Read>(
         let mut src = Source::new(r, total, max).with_progress(reborrow(&mut progress));
         pickle::prescan(&mut src, limits.max_memo as u64)
     });
-    let base = if fetched.is_some() { total.unwrap_or(0) } else { 0 };
+    let base = if fetched.is_some() {
+        total.unwrap_or(0)
+    } else {
+        0
+    };
     let mut src = Source::new(second, total, max).with_progress(progress);
     src.progress_base = base;
     read_into(&mut src, limits, fetched, total)

@@ -43,7 +43,10 @@ fn end_state(snap: &Snapshot, device: i64) -> (i128, i128) {
 }
 
 /// Replays a trace: allocated and reserved after each entry, relative to the start.
-fn replay(trace: &[TraceEntry], mut each: impl FnMut(usize, &TraceEntry, i128, i128)) -> (i128, i128) {
+fn replay(
+    trace: &[TraceEntry],
+    mut each: impl FnMut(usize, &TraceEntry, i128, i128),
+) -> (i128, i128) {
     let (mut a, mut r) = (0i128, 0i128);
     for (i, e) in trace.iter().enumerate() {
         let size = e.size as i128;

@@ -61,16 +61,16 @@ pub fn run(args: Args) -> CmdResult {
         )));
     }
     let file = std::fs::File::open(&args.file).map_err(cannot_read)?;
+    let (file, len) = if meta.is_file() {
+        (file, meta.len())
+    } else {
+        spool(file, &name)?
+    };
     // --json into a pipe is a script's call: no bar then
     let show_bar = !args.quiet && (!args.json || std::io::stdout().is_terminal());
-    let mut bar = Bar::new(show_bar, meta.is_file().then_some(2 * meta.len()));
+    let mut bar = Bar::new(show_bar, Some(2 * len));
     let mut progress = |done: u64| bar.update(done);
-    let result = if meta.is_file() {
-        snapshot::analyze_seekable(file, meta.len(), Some(&mut progress))
-    } else {
-        // a pipe or a device: read once, and never more than a file may hold
-        snapshot::analyze_stream(file, MAX_FILE_BYTES, Some(&mut progress))
-    };
+    let result = snapshot::analyze_seekable(file, len, Some(&mut progress));
     bar.finish();
     let analysis = result.map_err(|e| CliError::input(format!("'{name}': {e}")))?;
     if let Some(out) = &args.svg {
@@ -93,6 +93,54 @@ pub fn run(args: Args) -> CmdResult {
         }
         _ => Ok(0),
     }
+}
+
+/// Copies a pipe or device into an unnamed temporary file, so it can be read in two passes with
+/// the caps of a file its size: at most [`MAX_FILE_BYTES`], and only after its first two bytes
+/// show a pickle (`/dev/zero` fails at once).
+fn spool(mut input: std::fs::File, name: &str) -> Result<(std::fs::File, u64), CliError> {
+    use std::io::{Read, Seek};
+    let fail = |e: std::io::Error| CliError::input(format!("cannot read '{name}': {e}"));
+    let mut head = Vec::new();
+    (&mut input).take(2).read_to_end(&mut head).map_err(fail)?;
+    if head.len() < 2 || head[0] != 0x80 || !(2..=5).contains(&head[1]) {
+        let e = snapshot::analyze_bytes(&head)
+            .err()
+            .map_or_else(|| "not a pickle".to_string(), |e| e.to_string());
+        return Err(CliError::input(format!("'{name}': {e}")));
+    }
+    let path = std::env::temp_dir().join(format!(
+        "vramfit-snapshot-{}-{}.pickle",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    let tmp_fail = |e: std::io::Error| {
+        CliError::input(format!(
+            "cannot spool '{name}' to {}: {e}; save the snapshot to a file and pass its path",
+            path.display()
+        ))
+    };
+    let mut tmp = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(tmp_fail)?;
+    // unnamed from here on: the space is returned when the file is closed
+    let _ = std::fs::remove_file(&path);
+    std::io::Write::write_all(&mut tmp, &head).map_err(tmp_fail)?;
+    let copied = std::io::copy(&mut input.take(MAX_FILE_BYTES - 1), &mut tmp).map_err(fail)?;
+    let len = copied + 2;
+    if len >= MAX_FILE_BYTES {
+        return Err(CliError::input(format!(
+            "'{name}' goes on past {}, more than a snapshot file is allowed; is it a snapshot?",
+            fmt_bytes(MAX_FILE_BYTES)
+        )));
+    }
+    tmp.seek(std::io::SeekFrom::Start(0)).map_err(tmp_fail)?;
+    Ok((tmp, len))
 }
 
 /// A progress bar on stderr that appears only once reading has taken [`PROGRESS_AFTER`]
@@ -123,13 +171,15 @@ impl Bar {
                 return;
             }
             let bar = match self.total {
-                Some(total) => ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
-                    .with_style(
-                        ProgressStyle::with_template(
-                            "reading {wide_bar} {percent:>3}% {elapsed}/{duration}",
+                Some(total) => {
+                    ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
+                        .with_style(
+                            ProgressStyle::with_template(
+                                "reading {wide_bar} {percent:>3}% {elapsed}/{duration}",
+                            )
+                            .expect("a valid template"),
                         )
-                        .expect("a valid template"),
-                    ),
+                }
                 None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
                     .with_style(
                         ProgressStyle::with_template("reading {spinner} {bytes} {elapsed}")

@@ -128,7 +128,11 @@ pub struct Heap {
     nodes: Vec<Node>,
     /// Slots that may be referenced more than once (memo entries fetched later, DUP): never freed.
     pinned: Vec<bool>,
+    /// A reader's note on each slot (0: none), cleared when the slot is freed or reused.
+    tags: Vec<u32>,
     free: Vec<u32>,
+    /// The work list of [`Heap::release`], kept to avoid allocating per call.
+    scratch: Vec<Value>,
     created: usize,
     pub strings: Strings,
 }
@@ -151,10 +155,12 @@ impl Heap {
         self.created += 1;
         if let Some(i) = self.free.pop() {
             self.nodes[i as usize] = node;
+            self.tags[i as usize] = 0;
             return NodeId(i);
         }
         self.nodes.push(node);
         self.pinned.push(false);
+        self.tags.push(0);
         NodeId((self.nodes.len() - 1) as u32)
     }
 
@@ -168,9 +174,27 @@ impl Heap {
         self.pinned[id.0 as usize]
     }
 
+    #[inline]
+    pub(crate) fn tag(&self, id: NodeId) -> u32 {
+        self.tags[id.0 as usize]
+    }
+
+    pub(crate) fn set_tag(&mut self, id: NodeId, tag: u32) {
+        self.tags[id.0 as usize] = tag;
+    }
+
     /// Frees `v` and what only it held: every object reachable from it that is not pinned.
+    #[inline]
     pub(crate) fn release(&mut self, v: Value) {
-        let mut work = vec![v];
+        match v {
+            Value::Ref(id) if !self.pinned[id.0 as usize] => self.release_slow(v),
+            _ => {}
+        }
+    }
+
+    fn release_slow(&mut self, v: Value) {
+        let mut work = std::mem::take(&mut self.scratch);
+        work.push(v);
         while let Some(v) = work.pop() {
             let Value::Ref(id) = v else { continue };
             let i = id.0 as usize;
@@ -192,8 +216,10 @@ impl Heap {
                 }
                 _ => {}
             }
+            self.tags[i] = 0;
             self.free.push(i as u32);
         }
+        self.scratch = work;
     }
 
     fn node_of(&self, v: Value) -> Option<&Node> {

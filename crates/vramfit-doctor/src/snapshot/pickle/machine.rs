@@ -65,6 +65,7 @@ pub(crate) fn run<R: Read>(
     }
 }
 
+#[allow(clippy::large_enum_variant)] // one per read
 enum Memo {
     /// Every entry kept: memo keys 0, 1, 2, ... (what MEMOIZE and sequential BINPUTs write) in
     /// `dense`, out-of-order keys in `sparse`; the two never share a key.
@@ -256,7 +257,9 @@ impl<R: Read> Machine<'_, '_, '_, R> {
                 .and_then(|k| dense.get(k))
                 .or_else(|| sparse.get(&key))
                 .copied(),
-            Memo::Fetched { keys, vals, sparse, .. } => match keys.slot(key) {
+            Memo::Fetched {
+                keys, vals, sparse, ..
+            } => match keys.slot(key) {
                 Some(slot) => vals[slot],
                 None => sparse.get(&key).copied(),
             },
@@ -342,8 +345,14 @@ impl<R: Read> Machine<'_, '_, '_, R> {
         let id = self.target(target, op)?;
         match self.heap.node_mut(id) {
             Node::Dict(dict) => dict.extend(pairs),
-            Node::Object(o) => o.dict_items.extend(pairs),
+            Node::Object(o) => {
+                o.dict_items.extend(pairs);
+                return Ok(());
+            }
             _ => return Err(PickleErrorKind::WrongType(op)),
+        }
+        if let Some(c) = self.sink.as_deref_mut() {
+            c.dict_done(&mut self.heap, id);
         }
         Ok(())
     }

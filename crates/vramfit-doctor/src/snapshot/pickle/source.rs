@@ -141,6 +141,9 @@ pub(crate) struct KeySet {
     sparse: HashSet<u64>,
     /// Set bits before each word of `bits` (filled by [`KeySet::freeze`]).
     rank: Vec<u32>,
+    /// Slot of each key below `direct.len()`, u32::MAX when absent: a table lookup in place of
+    /// the rank's popcount, built when it is small next to the input.
+    direct: Vec<u32>,
     count: usize,
 }
 
@@ -174,7 +177,9 @@ impl KeySet {
     pub fn contains(&self, key: u64) -> bool {
         if key < self.dense_limit {
             let w = (key / 64) as usize;
-            self.bits.get(w).is_some_and(|b| b & (1u64 << (key % 64)) != 0)
+            self.bits
+                .get(w)
+                .is_some_and(|b| b & (1u64 << (key % 64)) != 0)
         } else {
             self.sparse.contains(&key)
         }
@@ -186,6 +191,21 @@ impl KeySet {
 
     /// Prepares [`KeySet::slot`].
     pub fn freeze(&mut self) {
+        let keys = self.bits.len() * 64;
+        if keys as u64 * 4 <= self.dense_limit / 2 {
+            let mut next = 0u32;
+            self.direct = (0..keys)
+                .map(|k| {
+                    if self.bits[k / 64] & (1u64 << (k % 64)) != 0 {
+                        next += 1;
+                        next - 1
+                    } else {
+                        u32::MAX
+                    }
+                })
+                .collect();
+            return;
+        }
         let mut total = 0u32;
         self.rank = self
             .bits
@@ -203,6 +223,12 @@ impl KeySet {
     pub fn slot(&self, key: u64) -> Option<usize> {
         if key >= self.dense_limit {
             return None;
+        }
+        if !self.direct.is_empty() {
+            return match self.direct.get(key as usize) {
+                Some(&s) if s != u32::MAX => Some(s as usize),
+                _ => None,
+            };
         }
         let w = (key / 64) as usize;
         let word = *self.bits.get(w)?;
@@ -238,8 +264,8 @@ fn scan<R: Read>(src: &mut Source<'_, R>, keys: &mut KeySet) -> Result<(), Pickl
         let skip: u64 = match op {
             b'.' => return Ok(()),
             b'(' | b'0' | b'1' | b'2' | b'N' | 0x88 | 0x89 | b')' | 0x85 | 0x86 | 0x87 | b't'
-            | b']' | b'l' | b'}' | b'd' | 0x8f | 0x91 | 0x90 | b'a' | b'e' | b's' | b'u'
-            | 0x94 | 0x93 | b'R' | 0x81 | 0x92 | b'b' => 0,
+            | b']' | b'l' | b'}' | b'd' | 0x8f | 0x91 | 0x90 | b'a' | b'e' | b's' | b'u' | 0x94
+            | 0x93 | b'R' | 0x81 | 0x92 | b'b' => 0,
             0x80 | b'K' | b'q' => 1,
             b'M' => 2,
             b'J' | b'r' => 4,
