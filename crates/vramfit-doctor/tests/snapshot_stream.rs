@@ -1,4 +1,5 @@
-//! The streaming reader: every way in (bytes, a seekable file in two passes, a stream read once)
+//! The streaming reader: every way in (bytes, two readers with the first pass on a thread, a
+//! seekable file in two passes on one, a stream read once)
 //! gives the same snapshot, progress is reported to the end, and a real snapshot scaled up the way
 //! long recordings grow (scripts/scale_snapshot.py: fresh copies, memo keys past 255) still
 //! matches the standard-library reference exactly.
@@ -7,7 +8,9 @@ use serde_json::Value;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use vramfit_doctor::snapshot::{analyze_bytes, analyze_seekable, analyze_stream, Analysis};
+use vramfit_doctor::snapshot::{
+    analyze_bytes, analyze_parallel, analyze_seekable, analyze_stream, Analysis,
+};
 
 fn shared(file: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -92,6 +95,15 @@ fn bytes_seekable_and_stream_agree() {
         );
         let c = analyze_stream(&bytes[..], u64::MAX, None).unwrap();
         same_snapshot(&a, &c, &format!("{name} stream"));
+        let mut seen = Vec::new();
+        let mut progress = |done: u64| seen.push(done);
+        let d = analyze_parallel(&bytes[..], &bytes[..], len, Some(&mut progress)).unwrap();
+        same_snapshot(&a, &d, &format!("{name} parallel"));
+        assert_eq!(
+            seen.last(),
+            Some(&len),
+            "{name}: one pass reported, to the end"
+        );
     }
 }
 

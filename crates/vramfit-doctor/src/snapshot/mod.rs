@@ -48,22 +48,60 @@ pub struct Analysis {
     pub report: SnapshotReport,
 }
 
-/// Decodes and analyses snapshot bytes.
+/// Decodes and analyses snapshot bytes (the first pass runs on a second thread).
 pub fn analyze_bytes(data: &[u8]) -> Result<Analysis, SnapshotError> {
-    let len = data.len() as u64;
-    let snapshot = decode(Some(data), data, Some(len), len, None)?;
+    analyze_parallel(data, data, data.len() as u64, None)
+}
+
+/// Decodes and analyses `len` bytes that `first` and `second` both read from the start (the same
+/// file opened twice): a thread notes from `first` which memo entries are ever fetched while this
+/// one decodes `second`, keeping what it cannot yet decide until that thread has finished.
+/// `progress` hears the bytes decoded so far, out of `len`.
+pub fn analyze_parallel<R1: Read + Send, R2: Read>(
+    first: R1,
+    second: R2,
+    len: u64,
+    progress: Option<&mut dyn FnMut(u64)>,
+) -> Result<Analysis, SnapshotError> {
+    let limits = Limits::for_input(len.min(usize::MAX as u64) as usize);
+    let keys = std::sync::Arc::new(pickle::SharedKeys::new(limits.max_memo as u64));
+    let snapshot = std::thread::scope(|s| {
+        let scanner = s.spawn(|| keys.scan(&mut Source::new(first, Some(len), len)));
+        let mut src = Source::new(second, Some(len), len).with_progress(progress);
+        let result = read_into(
+            &mut src,
+            limits,
+            pickle::Keep::Shared(keys.clone()),
+            Some(len),
+        );
+        // an early error: the first pass need not finish
+        keys.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = scanner.join();
+        result
+    })?;
     Ok(analyzed(snapshot))
 }
 
-/// Decodes and analyses a seekable input of `len` bytes (a regular file) in two passes.
+/// Decodes and analyses a seekable input of `len` bytes in two passes on this thread.
 /// `progress` hears the bytes processed so far, out of `2 * len`.
 pub fn analyze_seekable<R: Read + Seek>(
     mut r: R,
     len: u64,
-    progress: Option<&mut dyn FnMut(u64)>,
+    mut progress: Option<&mut dyn FnMut(u64)>,
 ) -> Result<Analysis, SnapshotError> {
-    let mut first = TrackedSeek { r: &mut r };
-    let snapshot = decode_seekable(&mut first, len, progress)?;
+    let io = |e: std::io::Error| PickleError {
+        offset: 0,
+        kind: pickle::PickleErrorKind::Read(e.to_string()),
+    };
+    let limits = Limits::for_input(len.min(usize::MAX as u64) as usize);
+    let fetched = {
+        let mut src = Source::new(&mut r, Some(len), len).with_progress(reborrow(&mut progress));
+        pickle::prescan(&mut src, limits.max_memo as u64)
+    };
+    r.seek(SeekFrom::Start(0)).map_err(io)?;
+    let mut src = Source::new(&mut r, Some(len), len).with_progress(progress);
+    src.progress_base = len;
+    let snapshot = read_into(&mut src, limits, pickle::Keep::Fetched(fetched), Some(len))?;
     Ok(analyzed(snapshot))
 }
 
@@ -75,7 +113,9 @@ pub fn analyze_stream<R: Read>(
     max: u64,
     progress: Option<&mut dyn FnMut(u64)>,
 ) -> Result<Analysis, SnapshotError> {
-    let snapshot = decode(None::<&[u8]>, r, None, max, progress)?;
+    let limits = Limits::for_input(max.min(usize::MAX as u64) as usize);
+    let mut src = Source::new(r, None, max).with_progress(progress);
+    let snapshot = read_into(&mut src, limits, pickle::Keep::All, None)?;
     Ok(analyzed(snapshot))
 }
 
@@ -91,61 +131,15 @@ fn analyzed(snapshot: Snapshot) -> Analysis {
     Analysis { snapshot, report }
 }
 
-struct TrackedSeek<'a, R> {
-    r: &'a mut R,
-}
-
-fn decode_seekable<R: Read + Seek>(
-    t: &mut TrackedSeek<'_, R>,
-    len: u64,
-    mut progress: Option<&mut dyn FnMut(u64)>,
-) -> Result<Snapshot, SnapshotError> {
-    let io = |e: std::io::Error| PickleError {
-        offset: 0,
-        kind: pickle::PickleErrorKind::Read(e.to_string()),
-    };
-    let limits = Limits::for_input(len as usize);
-    let fetched = {
-        let mut src = Source::new(&mut *t.r, Some(len), len).with_progress(reborrow(&mut progress));
-        pickle::prescan(&mut src, limits.max_memo as u64)
-    };
-    t.r.seek(SeekFrom::Start(0)).map_err(io)?;
-    let mut src = Source::new(&mut *t.r, Some(len), len).with_progress(progress);
-    src.progress_base = len;
-    read_into(&mut src, limits, Some(fetched), Some(len))
-}
-
-/// Two passes over `first` (when given: the memo keys fetched) and `second` (the decoding).
-fn decode<R1: Read, R2: Read>(
-    first: Option<R1>,
-    second: R2,
-    total: Option<u64>,
-    max: u64,
-    mut progress: Option<&mut dyn FnMut(u64)>,
-) -> Result<Snapshot, SnapshotError> {
-    let limits = Limits::for_input(total.unwrap_or(max).min(usize::MAX as u64) as usize);
-    let fetched = first.map(|r| {
-        let mut src = Source::new(r, total, max).with_progress(reborrow(&mut progress));
-        pickle::prescan(&mut src, limits.max_memo as u64)
-    });
-    let base = if fetched.is_some() {
-        total.unwrap_or(0)
-    } else {
-        0
-    };
-    let mut src = Source::new(second, total, max).with_progress(progress);
-    src.progress_base = base;
-    read_into(&mut src, limits, fetched, total)
-}
-
 fn read_into<R: Read>(
     src: &mut Source<'_, R>,
     limits: Limits,
-    fetched: Option<pickle::source::KeySet>,
+    keep: pickle::Keep,
     total: Option<u64>,
 ) -> Result<Snapshot, SnapshotError> {
     let mut c = collect::Collector::new(total);
-    let (mut heap, root, _) = pickle::run(src, limits, fetched, Some(&mut c))?;
+    let (mut heap, root, _) = pickle::run(src, limits, keep, Some(&mut c))?;
     c.set_consumed(src.offset());
+    heap.flush_deferred();
     Ok(format::assemble(&mut heap, root, &mut c)?)
 }

@@ -61,16 +61,18 @@ pub fn run(args: Args) -> CmdResult {
         )));
     }
     let file = std::fs::File::open(&args.file).map_err(cannot_read)?;
-    let (file, len) = if meta.is_file() {
-        (file, meta.len())
+    // two handles: one thread reads ahead for the memo keys while the other decodes
+    let (first, second, len) = if meta.is_file() {
+        let again = std::fs::File::open(&args.file).map_err(cannot_read)?;
+        (file, again, meta.len())
     } else {
         spool(file, &name)?
     };
     // --json into a pipe is a script's call: no bar then
     let show_bar = !args.quiet && (!args.json || std::io::stdout().is_terminal());
-    let mut bar = Bar::new(show_bar, Some(2 * len));
+    let mut bar = Bar::new(show_bar, Some(len));
     let mut progress = |done: u64| bar.update(done);
-    let result = snapshot::analyze_seekable(file, len, Some(&mut progress));
+    let result = snapshot::analyze_parallel(first, second, len, Some(&mut progress));
     bar.finish();
     let analysis = result.map_err(|e| CliError::input(format!("'{name}': {e}")))?;
     if let Some(out) = &args.svg {
@@ -95,10 +97,13 @@ pub fn run(args: Args) -> CmdResult {
     }
 }
 
-/// Copies a pipe or device into an unnamed temporary file, so it can be read in two passes with
-/// the caps of a file its size: at most [`MAX_FILE_BYTES`], and only after its first two bytes
-/// show a pickle (`/dev/zero` fails at once).
-fn spool(mut input: std::fs::File, name: &str) -> Result<(std::fs::File, u64), CliError> {
+/// Copies a pipe or device into a temporary file, so it can be read in two passes with the caps
+/// of a file its size: at most [`MAX_FILE_BYTES`], and only after its first two bytes show a
+/// pickle (`/dev/zero` fails at once). Returns two handles on it; its name is already removed.
+fn spool(
+    mut input: std::fs::File,
+    name: &str,
+) -> Result<(std::fs::File, std::fs::File, u64), CliError> {
     use std::io::{Read, Seek};
     let fail = |e: std::io::Error| CliError::input(format!("cannot read '{name}': {e}"));
     let mut head = Vec::new();
@@ -128,8 +133,10 @@ fn spool(mut input: std::fs::File, name: &str) -> Result<(std::fs::File, u64), C
         .create_new(true)
         .open(&path)
         .map_err(tmp_fail)?;
-    // unnamed from here on: the space is returned when the file is closed
+    let again = std::fs::File::open(&path);
+    // unnamed from here on: the space is returned when both handles are closed
     let _ = std::fs::remove_file(&path);
+    let again = again.map_err(tmp_fail)?;
     std::io::Write::write_all(&mut tmp, &head).map_err(tmp_fail)?;
     let copied = std::io::copy(&mut input.take(MAX_FILE_BYTES - 1), &mut tmp).map_err(fail)?;
     let len = copied + 2;
@@ -140,7 +147,7 @@ fn spool(mut input: std::fs::File, name: &str) -> Result<(std::fs::File, u64), C
         )));
     }
     tmp.seek(std::io::SeekFrom::Start(0)).map_err(tmp_fail)?;
-    Ok((tmp, len))
+    Ok((tmp, again, len))
 }
 
 /// A progress bar on stderr that appears only once reading has taken [`PROGRESS_AFTER`]

@@ -1,8 +1,13 @@
 //! The values a pickle builds: scalars and interned strings inline, containers in an arena whose
 //! slots are reused once a decoded container is freed.
 
+use super::source::SharedKeys;
 use crate::snapshot::collect::{BlockList, SegmentList, SiteFrames, TraceList};
 use std::collections::HashMap;
+use std::sync::Arc;
+
+/// No memo key noted for a slot.
+const NO_KEY: u32 = u32::MAX;
 
 /// An index into the [`Heap`]'s arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -133,6 +138,12 @@ pub struct Heap {
     free: Vec<u32>,
     /// The work list of [`Heap::release`], kept to avoid allocating per call.
     scratch: Vec<Value>,
+    /// While a first pass still runs beside the reader: the memo key a slot was stored under
+    /// ([`NO_KEY`]: none), the keys that pass has seen fetched, and the slots whose freeing waits
+    /// for its answer.
+    memo_key: Vec<u32>,
+    shared: Option<Arc<SharedKeys>>,
+    deferred: Vec<u32>,
     created: usize,
     pub strings: Strings,
 }
@@ -156,11 +167,13 @@ impl Heap {
         if let Some(i) = self.free.pop() {
             self.nodes[i as usize] = node;
             self.tags[i as usize] = 0;
+            self.memo_key[i as usize] = NO_KEY;
             return NodeId(i);
         }
         self.nodes.push(node);
         self.pinned.push(false);
         self.tags.push(0);
+        self.memo_key.push(NO_KEY);
         NodeId((self.nodes.len() - 1) as u32)
     }
 
@@ -172,6 +185,32 @@ impl Heap {
 
     pub(crate) fn is_pinned(&self, id: NodeId) -> bool {
         self.pinned[id.0 as usize]
+    }
+
+    pub(crate) fn share_keys(&mut self, keys: Arc<SharedKeys>) {
+        self.shared = Some(keys);
+    }
+
+    /// Notes that `v` is stored under memo `key` while whether it is fetched is not yet known.
+    pub(crate) fn note_memo(&mut self, v: Value, key: u64) {
+        if let Value::Ref(id) = v {
+            let i = id.0 as usize;
+            if self.memo_key[i] == NO_KEY && key < NO_KEY as u64 {
+                self.memo_key[i] = key as u32;
+            } else {
+                self.pinned[i] = true; // several keys, or a huge one: keep it
+            }
+        }
+    }
+
+    /// Frees what waited for the first pass, once it has finished.
+    pub(crate) fn flush_deferred(&mut self) {
+        if self.shared.as_ref().is_some_and(|s| s.done()) && !self.deferred.is_empty() {
+            let ids = std::mem::take(&mut self.deferred);
+            for i in ids {
+                self.release_slow(Value::Ref(NodeId(i)));
+            }
+        }
     }
 
     #[inline]
@@ -195,11 +234,29 @@ impl Heap {
     fn release_slow(&mut self, v: Value) {
         let mut work = std::mem::take(&mut self.scratch);
         work.push(v);
+        if let Some(s) = &self.shared {
+            if s.done() && !self.deferred.is_empty() {
+                work.extend(self.deferred.drain(..).map(|i| Value::Ref(NodeId(i))));
+            }
+        }
         while let Some(v) = work.pop() {
             let Value::Ref(id) = v else { continue };
             let i = id.0 as usize;
             if self.pinned[i] {
                 continue;
+            }
+            let key = self.memo_key[i];
+            if key != NO_KEY {
+                if let Some(s) = &self.shared {
+                    if s.contains(key as u64) {
+                        self.pinned[i] = true;
+                        continue;
+                    }
+                    if !s.done() {
+                        self.deferred.push(i as u32);
+                        continue;
+                    }
+                }
             }
             match std::mem::take(&mut self.nodes[i]) {
                 Node::Free => continue,
@@ -217,6 +274,7 @@ impl Heap {
                 _ => {}
             }
             self.tags[i] = 0;
+            self.memo_key[i] = NO_KEY;
             self.free.push(i as u32);
         }
         self.scratch = work;

@@ -1,34 +1,54 @@
 //! The pickle virtual machine: one opcode at a time onto a stack, with a memo and an arena.
 
 use super::heap::{le_signed, Heap, Node, NodeId, Object, Value};
-use super::source::{KeySet, Source};
+use super::source::{KeySet, SharedKeys, Source};
 use super::{Limits, PickleError, PickleErrorKind};
 use crate::snapshot::collect::Collector;
 use std::collections::HashMap;
 use std::io::Read;
+use std::sync::Arc;
+
+/// Which memo entries a read keeps.
+pub(crate) enum Keep {
+    /// All of them (nothing says which are fetched again).
+    All,
+    /// Those a finished first pass saw fetched.
+    Fetched(KeySet),
+    /// Those a first pass running beside this one sees fetched.
+    Shared(Arc<SharedKeys>),
+}
 
 /// Runs the machine to STOP. With `fetched` (the memo keys a first pass saw fetched) only those
 /// memo entries are kept; with `sink`, snapshot lists are decoded as they fill.
 pub(crate) fn run<R: Read>(
     src: &mut Source<'_, R>,
     limits: Limits,
-    fetched: Option<KeySet>,
+    keep: Keep,
     sink: Option<&mut Collector>,
 ) -> Result<(Heap, Value, u8), PickleError> {
     let dense_limit = limits.max_memo as u64;
-    let memo = match fetched {
-        Some(keys) => Memo::Fetched {
+    let mut heap = Heap::default();
+    let memo = match keep {
+        Keep::Fetched(keys) => Memo::Fetched {
             vals: vec![None; keys.dense_len()],
             keys,
             sparse: HashMap::new(),
             put: KeySet::new(dense_limit),
         },
-        None => Memo::All {
+        Keep::All => Memo::All {
             dense: Vec::new(),
             sparse: HashMap::new(),
+            shared: None,
         },
+        Keep::Shared(keys) => {
+            heap.share_keys(keys.clone());
+            Memo::All {
+                dense: Vec::new(),
+                sparse: HashMap::new(),
+                shared: Some(keys),
+            }
+        }
     };
-    let mut heap = Heap::default();
     let mut sink = sink;
     if let Some(c) = sink.as_deref_mut() {
         c.intern_keys(&mut heap.strings);
@@ -69,9 +89,13 @@ pub(crate) fn run<R: Read>(
 enum Memo {
     /// Every entry kept: memo keys 0, 1, 2, ... (what MEMOIZE and sequential BINPUTs write) in
     /// `dense`, out-of-order keys in `sparse`; the two never share a key.
+    /// With `shared`, an entry that pass has not seen fetched does not pin its object: the heap
+    /// decides when the object is released, and once the pass is done such entries are not
+    /// stored at all (None holds the key's place).
     All {
         dense: Vec<Value>,
         sparse: HashMap<u64, Value>,
+        shared: Option<Arc<SharedKeys>>,
     },
     /// Only entries some GET fetches: `vals[keys.slot(key)]`, or `sparse` for keys past the
     /// bitset; `put` remembers every key written, for MEMOIZE's numbering and the limit.
@@ -203,7 +227,26 @@ impl<R: Read> Machine<'_, '_, '_, R> {
             limit: max as u64,
         };
         match &mut self.memo {
-            Memo::All { dense, sparse } => {
+            Memo::All {
+                dense,
+                sparse,
+                shared,
+            } => {
+                let v = match shared {
+                    None => {
+                        self.heap.pin(v);
+                        v
+                    }
+                    Some(keys) if keys.contains(key) => {
+                        self.heap.pin(v);
+                        v
+                    }
+                    Some(keys) if keys.done() => Value::None,
+                    Some(_) => {
+                        self.heap.note_memo(v, key);
+                        v
+                    }
+                };
                 let n = dense.len() as u64;
                 if key < n {
                     dense[key as usize] = v;
@@ -218,7 +261,6 @@ impl<R: Read> Machine<'_, '_, '_, R> {
                         sparse.insert(key, v);
                     }
                 }
-                self.heap.pin(v);
             }
             Memo::Fetched {
                 keys,
@@ -244,7 +286,7 @@ impl<R: Read> Machine<'_, '_, '_, R> {
 
     fn memo_size(&self) -> u64 {
         match &self.memo {
-            Memo::All { dense, sparse } => (dense.len() + sparse.len()) as u64,
+            Memo::All { dense, sparse, .. } => (dense.len() + sparse.len()) as u64,
             Memo::Fetched { put, .. } => put.count() as u64,
         }
     }
@@ -252,7 +294,7 @@ impl<R: Read> Machine<'_, '_, '_, R> {
     #[inline]
     fn memo_get(&mut self, key: u64) -> Step<()> {
         let v = match &self.memo {
-            Memo::All { dense, sparse } => usize::try_from(key)
+            Memo::All { dense, sparse, .. } => usize::try_from(key)
                 .ok()
                 .and_then(|k| dense.get(k))
                 .or_else(|| sparse.get(&key))

@@ -28,8 +28,8 @@ pub(crate) mod source;
 mod tests;
 
 pub use heap::{Heap, Node, NodeId, Object, StrId, Value};
-pub(crate) use machine::run;
-pub(crate) use source::{prescan, Source};
+pub(crate) use machine::{run, Keep};
+pub(crate) use source::{prescan, SharedKeys, Source};
 
 use thiserror::Error;
 
@@ -139,7 +139,7 @@ pub fn read(data: &[u8]) -> Result<Pickle, PickleError> {
 /// Reads a pickle with explicit limits, keeping the whole tree.
 pub fn read_with_limits(data: &[u8], limits: Limits) -> Result<Pickle, PickleError> {
     let mut src = Source::new(data, Some(data.len() as u64), u64::MAX);
-    let (heap, root, protocol) = machine::run(&mut src, limits, None, None)?;
+    let (heap, root, protocol) = machine::run(&mut src, limits, Keep::All, None)?;
     Ok(Pickle {
         heap,
         root,
