@@ -198,11 +198,11 @@ pub fn analyze(snap: &Snapshot) -> SnapshotReport {
         }
     }
 
-    let timelines = timeline::timelines(snap);
+    let peaks = timeline::peaks(snap);
     let devices: Vec<DeviceReport> = by_device
         .into_iter()
         .map(|(device, (t, streams))| {
-            let tl = timelines.iter().find(|tl| tl.device == device);
+            let tl = peaks.iter().find(|tl| tl.device == device);
             DeviceReport {
                 device,
                 totals: t,
@@ -305,15 +305,23 @@ fn latest(ooms: &[OomEvent]) -> Option<OomEvent> {
 }
 
 fn trace_summary(snap: &Snapshot) -> TraceSummary {
-    let mut actions = BTreeMap::new();
+    let mut counts = vec![0u64; snap.action_names.len()];
     let mut entries = 0;
     let (mut first, mut last): (Option<i64>, Option<i64>) = (None, None);
     for e in snap.device_traces.iter().flatten() {
         entries += 1;
-        *actions.entry(e.action_name.clone()).or_insert(0) += 1;
+        if let Some(n) = counts.get_mut(e.action_name as usize) {
+            *n += 1;
+        }
         if let Some(t) = e.time_us {
             first = Some(first.map_or(t, |f| f.min(t)));
             last = Some(last.map_or(t, |l| l.max(t)));
+        }
+    }
+    let mut actions = BTreeMap::new();
+    for (name, n) in snap.action_names.iter().zip(counts) {
+        if n > 0 {
+            *actions.entry(name.clone()).or_insert(0) += n;
         }
     }
     TraceSummary {

@@ -93,8 +93,9 @@ impl Action {
 #[derive(Clone, Debug)]
 pub struct TraceEntry {
     pub action: Action,
-    /// The action's name as written (also for [`Action::Other`]).
-    pub action_name: String,
+    /// The action's name as written (also for [`Action::Other`]): an index into
+    /// [`Snapshot::action_names`].
+    pub action_name: u32,
     /// Block or segment address; for `oom` the `device_free` bytes instead (Module.cpp writes
     /// `device_free` in place of `addr` for OOM entries).
     pub addr: u64,
@@ -115,4 +116,6 @@ pub struct Snapshot {
     pub device_traces: Vec<Vec<TraceEntry>>,
     /// Allocation sites, `file:line (function)`, referred to by index.
     pub sites: Vec<String>,
+    /// Trace action names as written, referred to by index.
+    pub action_names: Vec<String>,
 }

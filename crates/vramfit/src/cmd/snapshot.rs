@@ -1,19 +1,25 @@
-//! `vramfit snapshot FILE [--json] [--svg OUT] [--top N]`: what a PyTorch memory snapshot says.
+//! `vramfit snapshot FILE [--json] [--svg OUT] [--top N] [--quiet]`: what a PyTorch memory snapshot says.
 //! Reserved, allocated, active, requested and free (cached) memory with the largest free block,
 //! per device and stream, by pool, by allocation site, and the OOM the trace recorded.
 //! Exit 0 on success, 2 on a file that cannot be read or is not a snapshot.
 
 use crate::error::{CliError, CmdResult};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::fmt::Write;
-use std::io::Write as _;
+use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 use vramfit_doctor::snapshot::{
     self, analysis::SnapshotReport, svg, timeline, Analysis, SnapshotFormat,
 };
 use vramfit_model::units::fmt_bytes;
 
-/// Files above this are refused rather than read into memory (real snapshots are < 100 MB).
+/// Files above this are refused (real snapshots reach a few hundred MB); a pipe or device is read
+/// up to this many bytes.
 const MAX_FILE_BYTES: u64 = 4 << 30;
+
+/// The progress bar appears once reading has taken this long.
+const PROGRESS_AFTER: Duration = Duration::from_secs(1);
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -29,35 +35,46 @@ pub struct Args {
     /// How many allocation sites to list.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
+    /// No progress bar on stderr (it appears for files that take over a second to read).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 pub fn run(args: Args) -> CmdResult {
     let name = args.file.display().to_string();
-    let meta = std::fs::metadata(&args.file).map_err(|e| {
+    let cannot_read = |e: std::io::Error| {
         CliError::input(format!(
             "cannot read '{name}': {e}; give the path of a snapshot pickle"
         ))
-    })?;
-    if !meta.is_file() {
-        // a device or pipe (`/dev/zero`) has no length to bound the read
+    };
+    let meta = std::fs::metadata(&args.file).map_err(cannot_read)?;
+    if meta.is_dir() {
         return Err(CliError::input(format!(
-            "'{name}' is not a regular file (a device, pipe or socket): give the path of a snapshot pickle"
+            "'{name}' is a directory; give the path of a snapshot pickle"
         )));
     }
-    if meta.len() > MAX_FILE_BYTES {
+    if meta.is_file() && meta.len() > MAX_FILE_BYTES {
         return Err(CliError::input(format!(
             "'{name}' is {}, more than the {} a snapshot file is allowed; is it a snapshot?",
             fmt_bytes(meta.len()),
             fmt_bytes(MAX_FILE_BYTES)
         )));
     }
-    let data = std::fs::read(&args.file).map_err(|e| {
-        CliError::input(format!(
-            "cannot read '{name}': {e}; give the path of a snapshot pickle"
-        ))
-    })?;
-    let analysis =
-        snapshot::analyze_bytes(&data).map_err(|e| CliError::input(format!("'{name}': {e}")))?;
+    let file = std::fs::File::open(&args.file).map_err(cannot_read)?;
+    // two handles: one thread reads ahead for the memo keys while the other decodes
+    let (first, second, len) = if meta.is_file() {
+        let again = std::fs::File::open(&args.file).map_err(cannot_read)?;
+        (file, again, meta.len())
+    } else {
+        spool(file, &name)?
+    };
+    // --json into a pipe is a script's call: no bar then
+    let show_bar = !args.quiet && (!args.json || std::io::stdout().is_terminal());
+    let mut bar = Bar::new(show_bar, Some(len));
+    let mut progress = |done: u64| bar.update(done);
+    let result = snapshot::analyze_parallel(first, second, len, Some(&mut progress));
+    bar.finish();
+    let analysis = result.map_err(|e| CliError::input(format!("'{name}': {e}")))?;
     if let Some(out) = &args.svg {
         let chart = svg::render(&timeline::timelines(&analysis.snapshot), &file_label(&name));
         std::fs::write(out, chart).map_err(|e| {
@@ -77,6 +94,116 @@ pub fn run(args: Args) -> CmdResult {
             Err(CliError::input(format!("cannot write the report: {e}")))
         }
         _ => Ok(0),
+    }
+}
+
+/// Copies a pipe or device into a temporary file, so it can be read in two passes with the caps
+/// of a file its size: at most [`MAX_FILE_BYTES`], and only after its first two bytes show a
+/// pickle (`/dev/zero` fails at once). Returns two handles on it; its name is already removed.
+fn spool(
+    mut input: std::fs::File,
+    name: &str,
+) -> Result<(std::fs::File, std::fs::File, u64), CliError> {
+    use std::io::{Read, Seek};
+    let fail = |e: std::io::Error| CliError::input(format!("cannot read '{name}': {e}"));
+    let mut head = Vec::new();
+    (&mut input).take(2).read_to_end(&mut head).map_err(fail)?;
+    if head.len() < 2 || head[0] != 0x80 || !(2..=5).contains(&head[1]) {
+        let e = snapshot::analyze_bytes(&head)
+            .err()
+            .map_or_else(|| "not a pickle".to_string(), |e| e.to_string());
+        return Err(CliError::input(format!("'{name}': {e}")));
+    }
+    let path = std::env::temp_dir().join(format!(
+        "vramfit-snapshot-{}-{}.pickle",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    let tmp_fail = |e: std::io::Error| {
+        CliError::input(format!(
+            "cannot spool '{name}' to {}: {e}; save the snapshot to a file and pass its path",
+            path.display()
+        ))
+    };
+    let mut tmp = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(tmp_fail)?;
+    let again = std::fs::File::open(&path);
+    // unnamed from here on: the space is returned when both handles are closed
+    let _ = std::fs::remove_file(&path);
+    let again = again.map_err(tmp_fail)?;
+    std::io::Write::write_all(&mut tmp, &head).map_err(tmp_fail)?;
+    let copied = std::io::copy(&mut input.take(MAX_FILE_BYTES - 1), &mut tmp).map_err(fail)?;
+    let len = copied + 2;
+    if len >= MAX_FILE_BYTES {
+        return Err(CliError::input(format!(
+            "'{name}' goes on past {}, more than a snapshot file is allowed; is it a snapshot?",
+            fmt_bytes(MAX_FILE_BYTES)
+        )));
+    }
+    tmp.seek(std::io::SeekFrom::Start(0)).map_err(tmp_fail)?;
+    Ok((tmp, again, len))
+}
+
+/// A progress bar on stderr that appears only once reading has taken [`PROGRESS_AFTER`]
+/// (indicatif draws nothing when stderr is not a terminal).
+struct Bar {
+    enabled: bool,
+    total: Option<u64>,
+    start: Instant,
+    bar: Option<ProgressBar>,
+}
+
+impl Bar {
+    fn new(enabled: bool, total: Option<u64>) -> Bar {
+        Bar {
+            enabled,
+            total,
+            start: Instant::now(),
+            bar: None,
+        }
+    }
+
+    fn update(&mut self, done: u64) {
+        if !self.enabled {
+            return;
+        }
+        if self.bar.is_none() {
+            if self.start.elapsed() < PROGRESS_AFTER {
+                return;
+            }
+            let bar = match self.total {
+                Some(total) => {
+                    ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
+                        .with_style(
+                            ProgressStyle::with_template(
+                                "reading {wide_bar} {percent:>3}% {elapsed}/{duration}",
+                            )
+                            .expect("a valid template"),
+                        )
+                }
+                None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+                    .with_style(
+                        ProgressStyle::with_template("reading {spinner} {bytes} {elapsed}")
+                            .expect("a valid template"),
+                    ),
+            };
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_position(done);
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
     }
 }
 

@@ -1,137 +1,189 @@
 //! The pickle virtual machine: one opcode at a time onto a stack, with a memo and an arena.
 
-use super::{Limits, Node, NodeId, Pickle, PickleError, PickleErrorKind, Value};
+use super::heap::{le_signed, Heap, Node, NodeId, Object, Value};
+use super::source::{KeySet, SharedKeys, Source};
+use super::{Limits, PickleError, PickleErrorKind};
+use crate::snapshot::collect::Collector;
 use std::collections::HashMap;
+use std::io::Read;
+use std::sync::Arc;
 
-pub(super) fn run(data: &[u8], limits: Limits) -> Result<Pickle, PickleError> {
-    Machine {
-        data,
-        pos: 0,
-        op_at: 0,
-        limits,
-        nodes: Vec::new(),
-        stack: Vec::new(),
-        marks: Vec::new(),
-        memo: Vec::new(),
-        sparse_memo: HashMap::new(),
-        protocol: 0,
-    }
-    .run()
+/// Which memo entries a read keeps.
+pub(crate) enum Keep {
+    /// All of them (nothing says which are fetched again).
+    All,
+    /// Those a finished first pass saw fetched.
+    Fetched(KeySet),
+    /// Those a first pass running beside this one sees fetched.
+    Shared(Arc<SharedKeys>),
 }
 
-struct Machine<'a> {
-    data: &'a [u8],
-    pos: usize,
-    op_at: usize,
+/// Runs the machine to STOP. With `fetched` (the memo keys a first pass saw fetched) only those
+/// memo entries are kept; with `sink`, snapshot lists are decoded as they fill.
+pub(crate) fn run<R: Read>(
+    src: &mut Source<'_, R>,
     limits: Limits,
-    nodes: Vec<Node>,
+    keep: Keep,
+    sink: Option<&mut Collector>,
+) -> Result<(Heap, Value, u8), PickleError> {
+    let dense_limit = limits.max_memo as u64;
+    let mut heap = Heap::default();
+    let memo = match keep {
+        Keep::Fetched(keys) => Memo::Fetched {
+            vals: vec![None; keys.dense_len()],
+            keys,
+            sparse: HashMap::new(),
+            put: KeySet::new(dense_limit),
+        },
+        Keep::All => Memo::All {
+            dense: Vec::new(),
+            sparse: HashMap::new(),
+            shared: None,
+        },
+        Keep::Shared(keys) => {
+            heap.share_keys(keys.clone());
+            Memo::All {
+                dense: Vec::new(),
+                sparse: HashMap::new(),
+                shared: Some(keys),
+            }
+        }
+    };
+    let mut sink = sink;
+    if let Some(c) = sink.as_deref_mut() {
+        c.intern_keys(&mut heap.strings);
+    }
+    let mut m = Machine {
+        src,
+        op_at: 0,
+        limits,
+        heap,
+        stack: Vec::new(),
+        marks: Vec::new(),
+        memo,
+        protocol: 0,
+        sink,
+    };
+    loop {
+        m.op_at = m.src.offset();
+        match m.step() {
+            Ok(true) => {
+                let root = m.stack.pop().ok_or(PickleError {
+                    offset: m.op_at,
+                    kind: PickleErrorKind::StackUnderflow(b'.'),
+                })?;
+                return Ok((m.heap, root, m.protocol));
+            }
+            Ok(false) => {}
+            Err(kind) => {
+                return Err(PickleError {
+                    offset: m.op_at,
+                    kind,
+                })
+            }
+        }
+    }
+}
+
+#[allow(clippy::large_enum_variant)] // one per read
+enum Memo {
+    /// Every entry kept: memo keys 0, 1, 2, ... (what MEMOIZE and sequential BINPUTs write) in
+    /// `dense`, out-of-order keys in `sparse`; the two never share a key.
+    /// With `shared`, an entry that pass has not seen fetched does not pin its object: the heap
+    /// decides when the object is released, and once the pass is done such entries are not
+    /// stored at all (None holds the key's place).
+    All {
+        dense: Vec<Value>,
+        sparse: HashMap<u64, Value>,
+        shared: Option<Arc<SharedKeys>>,
+    },
+    /// Only entries some GET fetches: `vals[keys.slot(key)]`, or `sparse` for keys past the
+    /// bitset; `put` remembers every key written, for MEMOIZE's numbering and the limit.
+    Fetched {
+        keys: KeySet,
+        vals: Vec<Option<Value>>,
+        sparse: HashMap<u64, Value>,
+        put: KeySet,
+    },
+}
+
+struct Machine<'a, 'p, 's, R> {
+    src: &'a mut Source<'p, R>,
+    op_at: u64,
+    limits: Limits,
+    heap: Heap,
     stack: Vec<Value>,
     /// Stack lengths at each open MARK.
     marks: Vec<usize>,
-    /// Memo keys 0, 1, 2, ... (what MEMOIZE and sequential BINPUTs write) live in `memo`;
-    /// out-of-order keys in `sparse_memo`. The two never share a key.
-    memo: Vec<Value>,
-    sparse_memo: HashMap<u64, Value>,
+    memo: Memo,
     protocol: u8,
+    sink: Option<&'s mut Collector>,
 }
 
 type Step<T> = Result<T, PickleErrorKind>;
 
-impl<'a> Machine<'a> {
-    fn run(mut self) -> Result<Pickle, PickleError> {
-        loop {
-            self.op_at = self.pos;
-            match self.step() {
-                Ok(true) => {
-                    let root = self.stack.pop().ok_or(PickleError {
-                        offset: self.op_at,
-                        kind: PickleErrorKind::StackUnderflow(b'.'),
-                    })?;
-                    return Ok(Pickle {
-                        nodes: self.nodes,
-                        root,
-                        protocol: self.protocol,
-                        input_len: self.data.len(),
-                    });
-                }
-                Ok(false) => {}
-                Err(kind) => {
-                    return Err(PickleError {
-                        offset: self.op_at,
-                        kind,
-                    })
-                }
-            }
-        }
-    }
+fn le(b: &[u8]) -> u64 {
+    b.iter().rev().fold(0u64, |a, x| (a << 8) | *x as u64)
+}
 
-    fn take(&mut self, n: usize) -> Step<&'a [u8]> {
-        let end = self.pos.checked_add(n).ok_or(PickleErrorKind::Truncated)?;
-        let bytes = self
-            .data
-            .get(self.pos..end)
-            .ok_or(PickleErrorKind::Truncated)?;
-        self.pos = end;
-        Ok(bytes)
-    }
-
+impl<R: Read> Machine<'_, '_, '_, R> {
     fn u8(&mut self) -> Step<u8> {
-        Ok(self.take(1)?[0])
+        Ok(self.src.take(1)?[0])
     }
 
-    fn u16(&mut self) -> Step<u16> {
-        let b = self.take(2)?;
-        Ok(u16::from_le_bytes([b[0], b[1]]))
+    fn uint(&mut self, n: usize) -> Step<u64> {
+        Ok(le(self.src.take(n)?))
     }
 
-    fn u32(&mut self) -> Step<u32> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-
-    fn u64(&mut self) -> Step<u64> {
-        let b = self.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
-    }
-
-    /// A length-prefixed payload; the length is checked against what remains before reading.
-    fn sized(&mut self, len: u64) -> Step<&'a [u8]> {
-        let remaining = (self.data.len() - self.pos) as u64;
-        if len > remaining {
+    /// Checks a payload length against what remains (when the length of the input is known).
+    fn check_len(&self, len: u64) -> Step<usize> {
+        if self.src.remaining().is_some_and(|r| len > r) || len > usize::MAX as u64 {
             return Err(PickleErrorKind::BadLength(len));
         }
-        self.take(len as usize)
+        Ok(len as usize)
+    }
+
+    /// A length-prefixed payload.
+    fn sized(&mut self, len: u64) -> Step<&[u8]> {
+        let n = self.check_len(len)?;
+        self.src.take(n).map_err(|e| match e {
+            PickleErrorKind::Truncated => PickleErrorKind::BadLength(len),
+            e => e,
+        })
     }
 
     /// A newline-terminated text argument (GLOBAL).
-    fn line(&mut self) -> Step<&'a str> {
-        let rest = &self.data[self.pos..];
-        let nl = rest
-            .iter()
-            .position(|&b| b == b'\n')
-            .ok_or(PickleErrorKind::Truncated)?;
-        self.pos += nl + 1;
-        std::str::from_utf8(&rest[..nl]).map_err(|_| PickleErrorKind::BadGlobal)
+    fn line(&mut self) -> Step<Box<str>> {
+        let mut out = Vec::new();
+        loop {
+            match self.src.byte()? {
+                Some(b'\n') => break,
+                Some(b) => out.push(b),
+                None => return Err(PickleErrorKind::Truncated),
+            }
+        }
+        String::from_utf8(out)
+            .map(String::into_boxed_str)
+            .map_err(|_| PickleErrorKind::BadGlobal)
     }
 
     fn alloc(&mut self, node: Node) -> Step<Value> {
-        if self.nodes.len() >= self.limits.max_objects || self.nodes.len() >= u32::MAX as usize {
+        let n = self.heap.created();
+        if n >= self.limits.max_objects || n >= u32::MAX as usize {
             return Err(PickleErrorKind::Limit {
                 what: "object",
-                limit: self.limits.max_objects,
+                limit: self.limits.max_objects as u64,
             });
         }
-        self.nodes.push(node);
-        Ok(Value::Ref(NodeId((self.nodes.len() - 1) as u32)))
+        Ok(Value::Ref(self.heap.alloc(node)))
     }
 
+    #[inline]
     fn push(&mut self, v: Value) -> Step<()> {
         if self.stack.len() >= self.limits.max_stack {
             return Err(PickleErrorKind::Limit {
                 what: "stack",
-                limit: self.limits.max_stack,
+                limit: self.limits.max_stack as u64,
             });
         }
         self.stack.push(v);
@@ -143,17 +195,19 @@ impl<'a> Machine<'a> {
         self.push(v)
     }
 
+    fn floor(&self) -> usize {
+        self.marks.last().copied().unwrap_or(0)
+    }
+
     fn pop(&mut self, op: u8) -> Step<Value> {
-        let floor = self.marks.last().copied().unwrap_or(0);
-        if self.stack.len() <= floor {
+        if self.stack.len() <= self.floor() {
             return Err(PickleErrorKind::StackUnderflow(op));
         }
         Ok(self.stack.pop().expect("length checked above"))
     }
 
     fn top(&self, op: u8) -> Step<Value> {
-        let floor = self.marks.last().copied().unwrap_or(0);
-        if self.stack.len() <= floor {
+        if self.stack.len() <= self.floor() {
             return Err(PickleErrorKind::StackUnderflow(op));
         }
         Ok(self.stack[self.stack.len() - 1])
@@ -167,77 +221,159 @@ impl<'a> Machine<'a> {
 
     fn memo_put(&mut self, key: u64) -> Step<()> {
         let v = self.top(b'p')?;
-        let dense = self.memo.len() as u64;
-        if key < dense {
-            self.memo[key as usize] = v;
-            return Ok(());
-        }
-        let in_sparse = self.sparse_memo.contains_key(&key);
-        if !in_sparse && self.memo.len() + self.sparse_memo.len() >= self.limits.max_memo {
-            return Err(PickleErrorKind::Limit {
-                what: "memo",
-                limit: self.limits.max_memo,
-            });
-        }
-        if key == dense && !in_sparse {
-            self.memo.push(v);
-        } else {
-            self.sparse_memo.insert(key, v);
+        let max = self.limits.max_memo;
+        let limit = || PickleErrorKind::Limit {
+            what: "memo",
+            limit: max as u64,
+        };
+        match &mut self.memo {
+            Memo::All {
+                dense,
+                sparse,
+                shared,
+            } => {
+                let v = match shared {
+                    None => {
+                        self.heap.pin(v);
+                        v
+                    }
+                    Some(keys) if keys.contains(key) => {
+                        self.heap.pin(v);
+                        v
+                    }
+                    Some(keys) if keys.done() => Value::None,
+                    Some(_) => {
+                        self.heap.note_memo(v, key);
+                        v
+                    }
+                };
+                let n = dense.len() as u64;
+                if key < n {
+                    dense[key as usize] = v;
+                } else {
+                    let in_sparse = sparse.contains_key(&key);
+                    if !in_sparse && dense.len() + sparse.len() >= max {
+                        return Err(limit());
+                    }
+                    if key == n && !in_sparse {
+                        dense.push(v);
+                    } else {
+                        sparse.insert(key, v);
+                    }
+                }
+            }
+            Memo::Fetched {
+                keys,
+                vals,
+                sparse,
+                put,
+            } => {
+                if put.count() >= max && !put.contains(key) {
+                    return Err(limit());
+                }
+                put.insert(key);
+                if let Some(slot) = keys.slot(key) {
+                    vals[slot] = Some(v);
+                    self.heap.pin(v);
+                } else if keys.in_sparse(key) {
+                    sparse.insert(key, v);
+                    self.heap.pin(v);
+                }
+            }
         }
         Ok(())
     }
 
+    fn memo_size(&self) -> u64 {
+        match &self.memo {
+            Memo::All { dense, sparse, .. } => (dense.len() + sparse.len()) as u64,
+            Memo::Fetched { put, .. } => put.count() as u64,
+        }
+    }
+
+    #[inline]
     fn memo_get(&mut self, key: u64) -> Step<()> {
-        let v = match usize::try_from(key).ok().and_then(|k| self.memo.get(k)) {
-            Some(v) => *v,
-            None => *self
-                .sparse_memo
-                .get(&key)
-                .ok_or(PickleErrorKind::MissingMemo(key))?,
+        let v = match &self.memo {
+            Memo::All { dense, sparse, .. } => usize::try_from(key)
+                .ok()
+                .and_then(|k| dense.get(k))
+                .or_else(|| sparse.get(&key))
+                .copied(),
+            Memo::Fetched {
+                keys, vals, sparse, ..
+            } => match keys.slot(key) {
+                Some(slot) => vals[slot],
+                None => sparse.get(&key).copied(),
+            },
         };
-        self.push(v)
+        self.push(v.ok_or(PickleErrorKind::MissingMemo(key))?)
     }
 
-    fn text(&mut self, bytes: &[u8]) -> Step<()> {
+    fn text(&mut self, len: u64) -> Step<()> {
+        let n = self.check_len(len)?;
+        let bytes = self.src.take(n).map_err(|e| match e {
+            PickleErrorKind::Truncated => PickleErrorKind::BadLength(len),
+            e => e,
+        })?;
         // Python decodes with 'utf-8', 'surrogatepass'; lone surrogates become U+FFFD here.
-        let s = String::from_utf8_lossy(bytes).into_owned().into_boxed_str();
-        self.push_node(Node::Str(s))
+        let id = self.heap.strings.intern_bytes(bytes);
+        self.push(Value::Str(id))
     }
 
-    fn long(&mut self, bytes: &[u8]) -> Step<()> {
-        let v = if bytes.len() <= 16 {
-            let mut v: i128 = 0;
-            for (i, b) in bytes.iter().enumerate() {
-                v |= (*b as i128) << (8 * i);
-            }
-            // sign-extend from the top byte written
-            if let Some(&last) = bytes.last() {
-                if last & 0x80 != 0 && bytes.len() < 16 {
-                    v |= -1i128 << (8 * bytes.len());
-                }
-            }
-            Value::Int(v)
+    fn long(&mut self, len: u64) -> Step<()> {
+        let bytes = self.sized(len)?;
+        let v = if bytes.len() <= 8 {
+            Value::Int(le_signed(bytes) as i64)
         } else {
-            self.alloc(Node::BigInt(bytes.into()))?
+            let b: Box<[u8]> = bytes.into();
+            self.alloc(Node::BigInt(b))?
         };
         self.push(v)
+    }
+
+    fn bytes(&mut self, len: u64) -> Step<()> {
+        let b: Box<[u8]> = self.sized(len)?.into();
+        self.push_node(Node::Bytes(b))
     }
 
     fn tuple(&mut self, items: Vec<Value>) -> Step<()> {
         self.push_node(Node::Tuple(items.into_boxed_slice()))
     }
 
-    fn node_mut(&mut self, v: Value, op: u8) -> Step<&mut Node> {
+    fn target(&self, v: Value, op: u8) -> Step<NodeId> {
         match v {
-            Value::Ref(id) => Ok(&mut self.nodes[id.0 as usize]),
+            Value::Ref(id) => Ok(id),
             _ => Err(PickleErrorKind::WrongType(op)),
         }
     }
 
+    /// A new list: a snapshot list where the stack says which (see [`Collector::role`]).
+    fn list(&mut self, items: Vec<Value>) -> Step<()> {
+        let node = match &self.sink {
+            Some(c) => c.role(&self.heap, &self.stack, &self.marks),
+            None => None,
+        };
+        let v = self.alloc(node.unwrap_or(Node::List(Vec::new())))?;
+        if !items.is_empty() {
+            self.append(v, items, b'l')?;
+        }
+        self.push(v)
+    }
+
     fn append(&mut self, target: Value, items: Vec<Value>, op: u8) -> Step<()> {
-        match self.node_mut(target, op)? {
+        let id = self.target(target, op)?;
+        if self.heap.node(id).is_snapshot_list() {
+            return match self.sink.as_deref_mut() {
+                Some(c) => {
+                    c.append(&mut self.heap, id, items, self.src.offset());
+                    Ok(())
+                }
+                None => Err(PickleErrorKind::WrongType(op)),
+            };
+        }
+        match self.heap.node_mut(id) {
             Node::List(list) => list.extend(items),
-            Node::Object { list_items, .. } => list_items.extend(items),
+            Node::Object(o) => o.list_items.extend(items),
             _ => return Err(PickleErrorKind::WrongType(op)),
         }
         Ok(())
@@ -248,36 +384,51 @@ impl<'a> Machine<'a> {
             return Err(PickleErrorKind::StackUnderflow(op));
         }
         let pairs = items.chunks_exact(2).map(|kv| (kv[0], kv[1]));
-        match self.node_mut(target, op)? {
+        let id = self.target(target, op)?;
+        match self.heap.node_mut(id) {
             Node::Dict(dict) => dict.extend(pairs),
-            Node::Object { dict_items, .. } => dict_items.extend(pairs),
+            Node::Object(o) => {
+                o.dict_items.extend(pairs);
+                return Ok(());
+            }
             _ => return Err(PickleErrorKind::WrongType(op)),
+        }
+        if let Some(c) = self.sink.as_deref_mut() {
+            c.dict_done(&mut self.heap, id);
         }
         Ok(())
     }
 
     fn object(&mut self, callable: Value, args: Value) -> Step<()> {
-        self.push_node(Node::Object {
+        self.push_node(Node::Object(Box::new(Object {
             callable,
             args,
             state: None,
             list_items: Vec::new(),
             dict_items: Vec::new(),
-        })
+        })))
     }
 
     /// Executes one opcode; `Ok(true)` at STOP.
     // Opcode values and argument layouts: CPython Lib/pickletools.py (3.11), protocols 2-5.
     fn step(&mut self) -> Step<bool> {
-        let op = match self.take(1) {
-            Ok(b) => b[0],
-            Err(_) if self.data.is_empty() => return Err(PickleErrorKind::Empty),
-            Err(_) => return Err(PickleErrorKind::NoStop),
+        let op = match self.src.byte()? {
+            Some(b) => b,
+            None if self.op_at == 0 => return Err(PickleErrorKind::Empty),
+            None => return Err(PickleErrorKind::NoStop),
         };
         if self.op_at == 0 && op != 0x80 {
             return Err(PickleErrorKind::NotPickle(op));
         }
         match op {
+            b'h' => {
+                let key = self.u8()? as u64;
+                self.memo_get(key)?;
+            }
+            b'j' => {
+                let key = self.uint(4)?;
+                self.memo_get(key)?;
+            }
             0x80 => {
                 // PROTO
                 let p = self.u8()?;
@@ -288,8 +439,8 @@ impl<'a> Machine<'a> {
             }
             0x95 => {
                 // FRAME: a length hint for buffering; the opcodes simply follow.
-                let len = self.u64()?;
-                if len > (self.data.len() - self.pos) as u64 {
+                let len = self.uint(8)?;
+                if self.src.remaining().is_some_and(|r| len > r) {
                     return Err(PickleErrorKind::Truncated);
                 }
             }
@@ -298,15 +449,14 @@ impl<'a> Machine<'a> {
                 if self.marks.len() >= self.limits.max_depth {
                     return Err(PickleErrorKind::Limit {
                         what: "nesting depth",
-                        limit: self.limits.max_depth,
+                        limit: self.limits.max_depth as u64,
                     });
                 }
                 self.marks.push(self.stack.len());
             }
             b'0' => {
                 // POP: drops the top item, or the innermost mark if nothing is above it.
-                let floor = self.marks.last().copied();
-                if floor == Some(self.stack.len()) {
+                if self.marks.last().copied() == Some(self.stack.len()) {
                     self.marks.pop();
                 } else {
                     self.pop(op)?;
@@ -317,87 +467,75 @@ impl<'a> Machine<'a> {
             }
             b'2' => {
                 let v = self.top(op)?;
+                // a second reference to the same object: never free it
+                self.heap.pin(v);
                 self.push(v)?;
             }
             b'N' => self.push(Value::None)?,
             0x88 => self.push(Value::Bool(true))?,
             0x89 => self.push(Value::Bool(false))?,
             b'J' => {
-                let v = self.u32()? as i32;
-                self.push(Value::Int(v as i128))?;
+                let v = self.uint(4)? as u32 as i32;
+                self.push(Value::Int(v as i64))?;
             }
             b'K' => {
                 let v = self.u8()?;
-                self.push(Value::Int(v as i128))?;
+                self.push(Value::Int(v as i64))?;
             }
             b'M' => {
-                let v = self.u16()?;
-                self.push(Value::Int(v as i128))?;
+                let v = self.uint(2)?;
+                self.push(Value::Int(v as i64))?;
             }
             0x8a => {
                 let n = self.u8()? as u64;
-                let bytes = self.sized(n)?;
-                self.long(bytes)?;
+                self.long(n)?;
             }
             0x8b => {
-                let n = self.u32()? as i32;
+                let n = self.uint(4)? as u32 as i32;
                 if n < 0 {
                     return Err(PickleErrorKind::BadLength(n as u64));
                 }
-                let bytes = self.sized(n as u64)?;
-                self.long(bytes)?;
+                self.long(n as u64)?;
             }
             b'G' => {
-                let b = self.take(8)?;
+                let b = self.src.take(8)?;
                 let mut a = [0u8; 8];
                 a.copy_from_slice(b);
                 self.push(Value::Float(f64::from_be_bytes(a)))?;
             }
-            0x8c => {
+            // SHORT_BINUNICODE; SHORT_BINSTRING / BINSTRING are Python 2 str, read as text like
+            // pickle's encoding='latin1' would not; lossy UTF-8 keeps it readable.
+            0x8c | b'U' => {
                 let n = self.u8()? as u64;
-                let b = self.sized(n)?;
-                self.text(b)?;
+                self.text(n)?;
             }
             b'X' => {
-                let n = self.u32()? as u64;
-                let b = self.sized(n)?;
-                self.text(b)?;
+                let n = self.uint(4)?;
+                self.text(n)?;
             }
             0x8d => {
-                let n = self.u64()?;
-                let b = self.sized(n)?;
-                self.text(b)?;
-            }
-            // SHORT_BINSTRING / BINSTRING: Python 2 str, read as text like pickle's encoding='latin1'
-            // would not; lossy UTF-8 keeps it readable.
-            b'U' => {
-                let n = self.u8()? as u64;
-                let b = self.sized(n)?;
-                self.text(b)?;
+                let n = self.uint(8)?;
+                self.text(n)?;
             }
             b'T' => {
-                let n = self.u32()? as i32;
+                let n = self.uint(4)? as u32 as i32;
                 if n < 0 {
                     return Err(PickleErrorKind::BadLength(n as u64));
                 }
-                let b = self.sized(n as u64)?;
-                self.text(b)?;
+                self.text(n as u64)?;
             }
             b'C' => {
                 let n = self.u8()? as u64;
-                let b = self.sized(n)?;
-                self.push_node(Node::Bytes(b.into()))?;
+                self.bytes(n)?;
             }
             b'B' => {
-                let n = self.u32()? as u64;
-                let b = self.sized(n)?;
-                self.push_node(Node::Bytes(b.into()))?;
+                let n = self.uint(4)?;
+                self.bytes(n)?;
             }
             0x8e | 0x96 => {
                 // BINBYTES8, BYTEARRAY8
-                let n = self.u64()?;
-                let b = self.sized(n)?;
-                self.push_node(Node::Bytes(b.into()))?;
+                let n = self.uint(8)?;
+                self.bytes(n)?;
             }
             b')' => self.tuple(Vec::new())?,
             0x85 => {
@@ -419,10 +557,10 @@ impl<'a> Machine<'a> {
                 let items = self.pop_mark(op)?;
                 self.tuple(items)?;
             }
-            b']' => self.push_node(Node::List(Vec::new()))?,
+            b']' => self.list(Vec::new())?,
             b'l' => {
                 let items = self.pop_mark(op)?;
-                self.push_node(Node::List(items))?;
+                self.list(items)?;
             }
             b'}' => self.push_node(Node::Dict(Vec::new()))?,
             b'd' => {
@@ -439,7 +577,8 @@ impl<'a> Machine<'a> {
             0x90 => {
                 let items = self.pop_mark(op)?;
                 let target = self.top(op)?;
-                match self.node_mut(target, op)? {
+                let id = self.target(target, op)?;
+                match self.heap.node_mut(id) {
                     Node::Set(set) => set.extend(items),
                     _ => return Err(PickleErrorKind::WrongType(op)),
                 }
@@ -467,7 +606,7 @@ impl<'a> Machine<'a> {
             }
             0x94 => {
                 // MEMOIZE stores under the memo's size (CPython Lib/pickle.py `memoize`)
-                let key = (self.memo.len() + self.sparse_memo.len()) as u64;
+                let key = self.memo_size();
                 self.memo_put(key)?;
             }
             b'q' => {
@@ -475,27 +614,24 @@ impl<'a> Machine<'a> {
                 self.memo_put(key)?;
             }
             b'r' => {
-                let key = self.u32()? as u64;
+                let key = self.uint(4)?;
                 self.memo_put(key)?;
             }
-            b'h' => {
-                let key = self.u8()? as u64;
-                self.memo_get(key)?;
-            }
-            b'j' => {
-                let key = self.u32()? as u64;
-                self.memo_get(key)?;
-            }
             b'c' => {
-                let module = self.line()?.into();
-                let name = self.line()?.into();
+                let module = self.line()?;
+                let name = self.line()?;
                 self.push_node(Node::Global { module, name })?;
             }
             0x93 => {
                 let name = self.pop(op)?;
                 let module = self.pop(op)?;
-                let module = self.str_of(module).ok_or(PickleErrorKind::BadGlobal)?;
-                let name = self.str_of(name).ok_or(PickleErrorKind::BadGlobal)?;
+                let module = self.heap.as_str(module).ok_or(PickleErrorKind::BadGlobal)?;
+                let module: Box<str> = module.into();
+                let name: Box<str> = self
+                    .heap
+                    .as_str(name)
+                    .ok_or(PickleErrorKind::BadGlobal)?
+                    .into();
                 self.push_node(Node::Global { module, name })?;
             }
             b'R' | 0x81 => {
@@ -514,23 +650,14 @@ impl<'a> Machine<'a> {
             b'b' => {
                 let state = self.pop(op)?;
                 let target = self.top(op)?;
-                match self.node_mut(target, op)? {
-                    Node::Object { state: s, .. } => *s = Some(state),
+                let id = self.target(target, op)?;
+                match self.heap.node_mut(id) {
+                    Node::Object(o) => o.state = Some(state),
                     _ => return Err(PickleErrorKind::WrongType(op)),
                 }
             }
             other => return Err(PickleErrorKind::Opcode(other)),
         }
         Ok(false)
-    }
-
-    fn str_of(&self, v: Value) -> Option<Box<str>> {
-        match v {
-            Value::Ref(id) => match &self.nodes[id.0 as usize] {
-                Node::Str(s) => Some(s.clone()),
-                _ => None,
-            },
-            _ => None,
-        }
     }
 }

@@ -3,9 +3,15 @@
 //! `torch.cuda.memory._dump_snapshot()` writes plain Python containers with `pickle.dump` (protocol
 //! 4 on Python 3.8-3.13, 5 on 3.14); `torch::cuda::_memory_snapshot_pickled()` writes protocol 2 with
 //! the TorchScript pickler. Frame dicts and frame lists are shared between blocks and trace
-//! entries, so the files are full of memo back-references. This reader keeps every container in an
+//! entries, so the files are full of memo back-references. This reader keeps containers in an
 //! arena and hands out [`Value::Ref`] indices, so a shared object is stored once however often it is
-//! referenced, and nothing is ever deep-copied.
+//! referenced, and nothing is ever deep-copied. Strings are interned: each distinct text is stored
+//! once, however many times the file spells it out.
+//!
+//! Read for a snapshot ([`crate::snapshot::analyze_bytes`]), the reader does not keep the whole
+//! tree: a first pass notes which memo keys are ever fetched (only those entries are kept), and the
+//! second decodes segments, blocks and trace entries as their lists receive them, reduces each
+//! `frames` list to the few frames a site label can come from, and frees the dicts it decoded.
 //!
 //! Nothing is executed: `GLOBAL`/`STACK_GLOBAL` only record a class name, and `REDUCE`/`NEWOBJ`/
 //! `BUILD` build a generic [`Node::Object`]. A few torch helpers that merely wrap a container are
@@ -15,52 +21,17 @@
 //! against the bytes that remain, and [`Limits`] caps the mark nesting depth, the stack, the memo
 //! and the number of objects.
 
+pub(crate) mod heap;
 mod machine;
+pub(crate) mod source;
 #[cfg(test)]
 mod tests;
 
+pub use heap::{Heap, Node, NodeId, Object, StrId, Value};
+pub(crate) use machine::{run, Keep};
+pub(crate) use source::{prescan, SharedKeys, Source};
+
 use thiserror::Error;
-
-/// An index into [`Pickle`]'s arena.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct NodeId(u32);
-
-/// A pickled value: scalars inline, everything else a reference into the arena.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Value {
-    None,
-    Bool(bool),
-    /// Python `int` that fits 128 bits (larger ones are [`Node::BigInt`]).
-    Int(i128),
-    Float(f64),
-    Ref(NodeId),
-}
-
-/// A heap object of the pickle.
-#[derive(Debug)]
-pub enum Node {
-    /// An int too large for i128: little-endian two's complement bytes, as LONG1/LONG4 store it.
-    BigInt(Box<[u8]>),
-    Str(Box<str>),
-    Bytes(Box<[u8]>),
-    List(Vec<Value>),
-    Tuple(Box<[Value]>),
-    Dict(Vec<(Value, Value)>),
-    Set(Vec<Value>),
-    /// What GLOBAL / STACK_GLOBAL push: a class or function named by module and name.
-    Global {
-        module: Box<str>,
-        name: Box<str>,
-    },
-    /// The result of REDUCE / NEWOBJ (never executed), updated by BUILD, APPENDS and SETITEMS.
-    Object {
-        callable: Value,
-        args: Value,
-        state: Option<Value>,
-        list_items: Vec<Value>,
-        dict_items: Vec<(Value, Value)>,
-    },
-}
 
 /// Caps that keep hostile input bounded. [`Limits::for_input`] scales them with the input size.
 #[derive(Clone, Copy, Debug)]
@@ -94,7 +65,7 @@ impl Limits {
 #[derive(Debug, Error, PartialEq)]
 #[error("pickle byte {offset}: {kind}")]
 pub struct PickleError {
-    pub offset: usize,
+    pub offset: u64,
     pub kind: PickleErrorKind,
 }
 
@@ -121,17 +92,19 @@ pub enum PickleErrorKind {
     #[error("memo key {0} is read before it is written")]
     MissingMemo(u64),
     #[error("{what} limit of {limit} exceeded (hostile or corrupt input)")]
-    Limit { what: &'static str, limit: usize },
+    Limit { what: &'static str, limit: u64 },
     #[error("length {0} is negative or longer than the data that remains")]
     BadLength(u64),
     #[error("GLOBAL name is not text")]
     BadGlobal,
+    #[error("cannot read the input: {0}")]
+    Read(String),
 }
 
 /// A decoded pickle: the arena and the root value.
 #[derive(Debug)]
 pub struct Pickle {
-    nodes: Vec<Node>,
+    pub heap: Heap,
     root: Value,
     /// The protocol named by PROTO (0 when absent).
     pub protocol: u8,
@@ -140,123 +113,21 @@ pub struct Pickle {
     pub input_len: usize,
 }
 
+impl std::ops::Deref for Pickle {
+    type Target = Heap;
+    fn deref(&self) -> &Heap {
+        &self.heap
+    }
+}
+
 impl Pickle {
     pub fn root(&self) -> Value {
         self.root
     }
 
-    pub fn node(&self, id: NodeId) -> &Node {
-        &self.nodes[id.0 as usize]
-    }
-
-    /// Number of arena objects.
+    /// Number of arena objects created while reading.
     pub fn objects(&self) -> usize {
-        self.nodes.len()
-    }
-
-    fn node_of(&self, v: Value) -> Option<&Node> {
-        match self.unwrap(v) {
-            Value::Ref(id) => Some(self.node(id)),
-            _ => None,
-        }
-    }
-
-    /// Sees through torch helpers that only wrap a container: the TorchScript pickler's
-    /// `torch.jit._pickle.restore_type_tag(obj, type)` and `build_{int,double,bool,tensor}list(list)`
-    /// (torch/csrc/jit/serialization/pickler.cpp), and `collections.OrderedDict` (its items arrive
-    /// through SETITEMS). Any other value is returned unchanged.
-    pub fn unwrap(&self, v: Value) -> Value {
-        let mut v = v;
-        // A wrapper's argument may itself be a wrapper; a few levels is all torch writes.
-        for _ in 0..4 {
-            let Value::Ref(id) = v else { return v };
-            let Node::Object { callable, args, .. } = self.node(id) else {
-                return v;
-            };
-            let Some((module, name)) = self.global_name(*callable) else {
-                return v;
-            };
-            let first_arg = || match self.node_of(*args) {
-                Some(Node::Tuple(items)) => items.first().copied(),
-                _ => None,
-            };
-            v = match (module, name) {
-                ("torch.jit._pickle", "restore_type_tag")
-                | ("torch.jit._pickle", "build_intlist")
-                | ("torch.jit._pickle", "build_doublelist")
-                | ("torch.jit._pickle", "build_boollist")
-                | ("torch.jit._pickle", "build_tensorlist") => match first_arg() {
-                    Some(inner) => inner,
-                    None => return v,
-                },
-                _ => return v,
-            };
-        }
-        v
-    }
-
-    /// `(module, name)` when `v` is a GLOBAL.
-    pub fn global_name(&self, v: Value) -> Option<(&str, &str)> {
-        match v {
-            Value::Ref(id) => match self.node(id) {
-                Node::Global { module, name } => Some((module, name)),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-
-    pub fn as_str(&self, v: Value) -> Option<&str> {
-        match self.node_of(v)? {
-            Node::Str(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The int value, when it fits i128.
-    pub fn as_int(&self, v: Value) -> Option<i128> {
-        match v {
-            Value::Int(i) => Some(i),
-            Value::Bool(b) => Some(b as i128),
-            _ => None,
-        }
-    }
-
-    /// Items of a list, tuple, set, or an OrderedDict-like object's appended items.
-    pub fn as_seq(&self, v: Value) -> Option<&[Value]> {
-        match self.node_of(v)? {
-            Node::List(items) | Node::Set(items) => Some(items),
-            Node::Tuple(items) => Some(items),
-            Node::Object {
-                list_items,
-                dict_items,
-                ..
-            } if dict_items.is_empty() => Some(list_items),
-            _ => None,
-        }
-    }
-
-    /// Items of a dict, or of an object that received SETITEMS (OrderedDict).
-    pub fn as_dict(&self, v: Value) -> Option<&[(Value, Value)]> {
-        match self.node_of(v)? {
-            Node::Dict(items) => Some(items),
-            Node::Object {
-                dict_items,
-                list_items,
-                ..
-            } if list_items.is_empty() => Some(dict_items),
-            _ => None,
-        }
-    }
-
-    /// `dict[key]` for a string key; the last assignment wins, as in Python.
-    pub fn get(&self, dict: Value, key: &str) -> Option<Value> {
-        let items = self.as_dict(dict)?;
-        items
-            .iter()
-            .rev()
-            .find(|(k, _)| self.as_str(*k) == Some(key))
-            .map(|(_, v)| *v)
+        self.heap.created()
     }
 }
 
@@ -265,7 +136,14 @@ pub fn read(data: &[u8]) -> Result<Pickle, PickleError> {
     read_with_limits(data, Limits::for_input(data.len()))
 }
 
-/// Reads a pickle with explicit limits.
+/// Reads a pickle with explicit limits, keeping the whole tree.
 pub fn read_with_limits(data: &[u8], limits: Limits) -> Result<Pickle, PickleError> {
-    machine::run(data, limits)
+    let mut src = Source::new(data, Some(data.len() as u64), u64::MAX);
+    let (heap, root, protocol) = machine::run(&mut src, limits, Keep::All, None)?;
+    Ok(Pickle {
+        heap,
+        root,
+        protocol,
+        input_len: data.len(),
+    })
 }
