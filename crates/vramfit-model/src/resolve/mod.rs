@@ -236,7 +236,7 @@ pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveEr
                 r.spec.provenance.source = r.source.clone();
                 if is_gguf {
                     r.weights = None;
-                    r.gguf_quant = Some(quant.clone().unwrap_or_else(|| default_quant(query)));
+                    r.gguf_quant = Some(quant.clone().unwrap_or_else(|| default_quant(query, &base)));
                 }
                 return Ok(r);
             }
@@ -271,7 +271,7 @@ pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveEr
             Ok(mut r) => {
                 if is_gguf {
                     r.weights = None;
-                    r.gguf_quant = Some(quant.unwrap_or_else(|| default_quant(query)));
+                    r.gguf_quant = Some(quant.unwrap_or_else(|| default_quant(query, &base)));
                 }
                 return Ok(r);
             }
