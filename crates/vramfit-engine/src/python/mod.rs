@@ -20,6 +20,7 @@
 //! Every argument that is not a literal is named in [`Translated::notes`] and left at the
 //! engine's default; a model name that is not a literal is an error naming the expression.
 
+mod lex;
 pub mod syntax;
 
 use syntax::{Call, Py};
