@@ -105,7 +105,16 @@ fn vocabulary(engine: Engine) -> &'static [&'static str] {
             "--kv-cache-dtype",
         ],
         Engine::LlamaCpp => &[
-            "-ngl", "-c", "-ub", "-b", "-np", "-fa", "-ctk", "-ctv", "--tensor-split", "--no-mmap",
+            "-ngl",
+            "-c",
+            "-ub",
+            "-b",
+            "-np",
+            "-fa",
+            "-ctk",
+            "-ctv",
+            "--tensor-split",
+            "--no-mmap",
             "GGML_CUDA_NO_VMM",
         ],
         Engine::Ollama => &[
@@ -127,7 +136,12 @@ fn vocabulary(engine: Engine) -> &'static [&'static str] {
             "--cuda-memory-fraction",
             "--num-shard",
         ],
-        Engine::Lmdeploy => &["--cache-max-entry-count", "--session-len", "--max-batch-size", "--tp"],
+        Engine::Lmdeploy => &[
+            "--cache-max-entry-count",
+            "--session-len",
+            "--max-batch-size",
+            "--tp",
+        ],
         Engine::Transformers => &[
             "max_memory",
             "device_map",
@@ -142,14 +156,22 @@ fn vocabulary(engine: Engine) -> &'static [&'static str] {
 /// Variables every PyTorch-based engine honours.
 const TORCH_ENV: &[&str] = &["PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF"];
 /// Variables of the CUDA runtime and NCCL, for any engine.
-const ANY_ENV: &[&str] = &["CUDA_LAUNCH_BLOCKING", "NCCL_DEBUG", "MAX_JOBS", "CUDA_VISIBLE_DEVICES"];
+const ANY_ENV: &[&str] = &[
+    "CUDA_LAUNCH_BLOCKING",
+    "NCCL_DEBUG",
+    "MAX_JOBS",
+    "CUDA_VISIBLE_DEVICES",
+];
 
 /// Whether `flag` is something `engine` reads.
 pub fn belongs(engine: Engine, flag: &str) -> bool {
     if ANY_ENV.contains(&flag) || vocabulary(engine).contains(&flag) {
         return true;
     }
-    let torch_based = !matches!(engine, Engine::LlamaCpp | Engine::Ollama | Engine::Mlx | Engine::Lmdeploy);
+    let torch_based = !matches!(
+        engine,
+        Engine::LlamaCpp | Engine::Ollama | Engine::Mlx | Engine::Lmdeploy
+    );
     if torch_based && TORCH_ENV.contains(&flag) {
         return true;
     }
@@ -162,7 +184,8 @@ pub fn belongs(engine: Engine, flag: &str) -> bool {
 fn already_set(f: &Fix, s: &EchoedSettings) -> bool {
     let v = f.value.as_str();
     let int = |x: Option<u64>| x.is_some_and(|x| v.parse::<u64>().ok() == Some(x));
-    let float = |x: Option<f64>| x.is_some_and(|x| v.parse::<f64>().is_ok_and(|y| (x - y).abs() < 1e-9));
+    let float =
+        |x: Option<f64>| x.is_some_and(|x| v.parse::<f64>().is_ok_and(|y| (x - y).abs() < 1e-9));
     match f.flag.as_str() {
         "--gpu-memory-utilization" => float(s.gpu_memory_utilization),
         "--mem-fraction-static" => float(s.mem_fraction_static),
@@ -179,7 +202,9 @@ fn already_set(f: &Fix, s: &EchoedSettings) -> bool {
         "-ub" => int(s.n_ubatch),
         "-b" | "num_batch" => int(s.n_batch),
         "-np" => int(s.n_parallel),
-        "-ngl" | "num_gpu" => s.n_gpu_layers.is_some_and(|n| v.parse::<i64>().ok() == Some(n)),
+        "-ngl" | "num_gpu" => s
+            .n_gpu_layers
+            .is_some_and(|n| v.parse::<i64>().ok() == Some(n)),
         "--enforce-eager" => s.enforce_eager == Some(true),
         "--kv-cache-dtype" => s.kv_cache_dtype.as_deref() == Some(v),
         "-fa" => s.flash_attn == Some(true),

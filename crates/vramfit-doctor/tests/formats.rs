@@ -248,7 +248,11 @@ fn weights_messages_and_other_backends() {
     let d = diagnose("llama-server -m m.gguf -ngl 40\nggml_vulkan: Device memory allocation of size 1073741824 failed.\nggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory");
     assert_eq!(d.cause, Cause::WeightsDoNotFit);
     assert_eq!(fix(&d, "-ngl"), Some("20"));
-    assert!(d.summary.contains("Vulkan") || d.summary.contains("llama.cpp"), "{}", d.summary);
+    assert!(
+        d.summary.contains("Vulkan") || d.summary.contains("llama.cpp"),
+        "{}",
+        d.summary
+    );
     assert_eq!(
         diagnose("NVRM: Xid (PCI:0000:01:00): 79, pid=1234, GPU has fallen off the bus.").cause,
         Cause::NotOom

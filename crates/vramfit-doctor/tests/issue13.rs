@@ -19,8 +19,15 @@ fn reserved_unallocated_twice_the_request_is_fragmentation() {
     // mlverse/torch#1222: 19.69 - 12.04 = 7.65 GiB reserved but unallocated > 2 x 2.93 GiB
     let d = diagnose("CUDA out of memory. Tried to allocate 2.93 GiB (GPU 0; 23.80 GiB total capacity; 12.04 GiB already allocated; 2.82 GiB free; 19.69 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF");
     assert_eq!(d.cause, Cause::Fragmentation, "{}", d.summary);
-    assert!(d.evidence.iter().any(|e| e.contains("7.65 GiB")), "{:?}", d.evidence);
-    assert_eq!(fix(&d, "PYTORCH_CUDA_ALLOC_CONF"), Some("expandable_segments:True"));
+    assert!(
+        d.evidence.iter().any(|e| e.contains("7.65 GiB")),
+        "{:?}",
+        d.evidence
+    );
+    assert_eq!(
+        fix(&d, "PYTORCH_CUDA_ALLOC_CONF"),
+        Some("expandable_segments:True")
+    );
     assert!(d.confidence >= 0.8);
 }
 
@@ -29,7 +36,13 @@ fn free_plus_unallocated_covers_the_request_is_fragmentation() {
     // vllm-project/compressed-tensors#587
     let d = diagnose("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total capacity of 79.18 GiB of which 1.08 GiB is free. Including non-PyTorch memory, this process has 78.09 GiB memory in use. Of the allocated memory 75.31 GiB is allocated by PyTorch, and 1.83 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_ALLOC_CONF=expandable_segments:True to avoid fragmentation.");
     assert_eq!(d.cause, Cause::Fragmentation, "{}", d.summary);
-    assert!(d.evidence.iter().any(|e| e.contains("free 1.08 GiB < 1.96 GiB requested")), "{:?}", d.evidence);
+    assert!(
+        d.evidence
+            .iter()
+            .any(|e| e.contains("free 1.08 GiB < 1.96 GiB requested")),
+        "{:?}",
+        d.evidence
+    );
 }
 
 #[test]
@@ -53,17 +66,27 @@ fn nccl_cuda_failure_out_of_memory_is_an_oom() {
     assert_eq!(fix(&d, "--gpu-memory-utilization"), Some("0.90"));
     // the same failure in a training job with no pre-allocated pool is still an OOM
     let d = diagnose("node:2134736:2285781 [0] include/alloc.h:178 NCCL WARN Cuda failure 'out of memory'\nnode:2134736:2285781 [0] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes");
-    assert!(!matches!(d.cause, Cause::NotOom | Cause::Unknown), "{:?}", d.cause);
+    assert!(
+        !matches!(d.cause, Cause::NotOom | Cause::Unknown),
+        "{:?}",
+        d.cause
+    );
 }
 
 #[test]
 fn ollama_system_memory_is_host_memory_in_ollamas_words() {
-    let d = diagnose("Error: model requires more system memory (164.8 GiB) than is available (13.4 GiB)");
+    let d = diagnose(
+        "Error: model requires more system memory (164.8 GiB) than is available (13.4 GiB)",
+    );
     assert_eq!(d.engine, Engine::Ollama);
     assert_eq!(d.cause, Cause::HostMemory, "{}", d.summary);
     let f = flags(&d);
     assert!(!f.contains(&"--tensor-parallel-size"), "{f:?}");
-    assert!(f.iter().all(|x| x.is_empty() || x.starts_with("OLLAMA_") || x.starts_with("num_")), "{f:?}");
+    assert!(
+        f.iter()
+            .all(|x| x.is_empty() || x.starts_with("OLLAMA_") || x.starts_with("num_")),
+        "{f:?}"
+    );
     assert!(d.summary.contains("151.40 GiB"), "{}", d.summary);
 }
 
@@ -72,7 +95,11 @@ fn transformers_cpu_dispatch_gets_a_transformers_fix() {
     let d = diagnose("ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the quantized model. If you want to dispatch the model on the CPU or the disk while keeping these modules in 32-bit, you need to set `load_in_8bit_fp32_cpu_offload=True` and pass a custom `device_map` to `from_pretrained`.");
     assert_eq!(d.cause, Cause::WeightsDoNotFit);
     assert_eq!(d.engine, Engine::Transformers);
-    assert!(!flags(&d).iter().any(|f| f.starts_with("--")), "{:?}", d.fixes);
+    assert!(
+        !flags(&d).iter().any(|f| f.starts_with("--")),
+        "{:?}",
+        d.fixes
+    );
     assert_eq!(fix(&d, "llm_int8_enable_fp32_cpu_offload"), Some("True"));
 }
 
@@ -83,9 +110,18 @@ INFO 06-20 10:00:01 [api_server.py:1287] non-default args: {'model': 'Qwen/Qwen2
 ERROR 06-20 10:02:11 [core.py:515] ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.";
     let d = diagnose(log);
     assert_eq!(d.engine, Engine::Vllm);
-    assert_ne!(fix(&d, "--gpu-memory-utilization"), Some("0.90"), "{:?}", d.fixes);
+    assert_ne!(
+        fix(&d, "--gpu-memory-utilization"),
+        Some("0.90"),
+        "{:?}",
+        d.fixes
+    );
     assert_eq!(fix(&d, "--gpu-memory-utilization"), Some("0.95"));
-    assert!(d.fixes.iter().all(|f| !f.why.contains("0.2.5")), "{:?}", d.fixes);
+    assert!(
+        d.fixes.iter().all(|f| !f.why.contains("0.2.5")),
+        "{:?}",
+        d.fixes
+    );
     assert!(!d.summary.contains("0.2.5"));
     // when the value is already 0.95 the share is not raised again
     let d = diagnose(&log.replace("0.9}", "0.95}"));
@@ -109,8 +145,18 @@ Error: 500 Internal Server Error: memory layout cannot be allocated with num_gpu
     assert_eq!(d.cause, Cause::WeightsDoNotFit);
     // 21.4 GiB / 63 layers = 0.34 GiB; 22.8 - 3.9 - 1.1 = 17.8 GiB -> 52 layers
     assert_eq!(fix(&d, "num_gpu"), Some("52"), "{:?}", d.fixes);
-    assert!(d.evidence.iter().any(|e| e.contains("KV cache 3.90 GiB") || e.contains("KV cache 3.9")), "{:?}", d.evidence);
-    assert!(flags(&d).iter().all(|f| !f.starts_with('-')), "{:?}", d.fixes);
+    assert!(
+        d.evidence
+            .iter()
+            .any(|e| e.contains("KV cache 3.90 GiB") || e.contains("KV cache 3.9")),
+        "{:?}",
+        d.evidence
+    );
+    assert!(
+        flags(&d).iter().all(|f| !f.starts_with('-')),
+        "{:?}",
+        d.fixes
+    );
 }
 
 #[test]
@@ -140,7 +186,8 @@ fn lookalikes_are_named() {
 fn request_larger_than_the_device_is_an_activation() {
     let d = diagnose("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 74.16 GiB. GPU 0 has a total capacity of 44.40 GiB of which 29.89 GiB is free. Process 2684311 has 14.51 GiB memory in use. Of the allocated memory 13.44 GiB is allocated by PyTorch, and 738.96 MiB is reserved by PyTorch but unallocated.");
     assert_eq!(d.cause, Cause::ActivationPeak);
-    let d = diagnose("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 218.96 GiB");
+    let d =
+        diagnose("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 218.96 GiB");
     assert_eq!(d.cause, Cause::ActivationPeak);
 }
 
@@ -163,5 +210,9 @@ fn the_failure_at_the_end_of_a_long_serving_log_is_found() {
     let d = diagnose(&log);
     assert_eq!(d.cause, Cause::Fragmentation, "{}", d.summary);
     assert_eq!(d.engine, Engine::Vllm);
-    assert!(d.evidence.iter().any(|e| e.contains("steady state")), "{:?}", d.evidence);
+    assert!(
+        d.evidence.iter().any(|e| e.contains("steady state")),
+        "{:?}",
+        d.evidence
+    );
 }

@@ -13,7 +13,11 @@ fn vramfit(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
         .args(args)
         .env("HF_HUB_OFFLINE", "1")
         .env("HF_HUB_CACHE", &cache)
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -41,8 +45,17 @@ ValueError: To serve at least one request with the model's max seq len (131072),
 fn fixes_are_rechecked_against_the_pasted_command() {
     let (code, out, err) = vramfit(
         &[
-            "doctor", "--json", "-", "--gpu", "L4", "--", "vllm", "serve", "Qwen/Qwen3-8B",
-            "--max-model-len", "131072",
+            "doctor",
+            "--json",
+            "-",
+            "--gpu",
+            "L4",
+            "--",
+            "vllm",
+            "serve",
+            "Qwen/Qwen3-8B",
+            "--max-model-len",
+            "131072",
         ],
         Some(KV_LOG),
     );
@@ -53,7 +66,7 @@ fn fixes_are_rechecked_against_the_pasted_command() {
     assert_eq!(first["flag"], "--max-model-len");
     assert_eq!(first["checked"], "re-checked: fits", "{first}");
     let n: u64 = first["value"].as_str().unwrap().parse().unwrap();
-    assert!(n <= 30576 && n >= 16384, "{n}");
+    assert!((16384..=30576).contains(&n), "{n}");
     assert!(v["recheck"][0].as_str().unwrap().contains("does not fit"));
     // every flag fix was re-checked (or said why not)
     for f in v["fixes"].as_array().unwrap() {
@@ -73,7 +86,16 @@ fn without_a_command_the_report_says_fixes_were_not_rechecked() {
 #[test]
 fn a_bad_gpu_is_a_one_line_error() {
     let (code, _, err) = vramfit(
-        &["doctor", "-", "--gpu", "NotAGpu9000", "--", "vllm", "serve", "Qwen/Qwen3-8B"],
+        &[
+            "doctor",
+            "-",
+            "--gpu",
+            "NotAGpu9000",
+            "--",
+            "vllm",
+            "serve",
+            "Qwen/Qwen3-8B",
+        ],
         Some(KV_LOG),
     );
     assert_eq!(code, 2, "{err}");

@@ -305,21 +305,41 @@ pub(crate) fn weights(ctx: &Context, summary: String) -> Finding {
     let quant = Fix::action("use a quantized checkpoint (AWQ/GPTQ/FP8, or a smaller GGUF quant)");
     match ctx.engine {
         Engine::Vllm => f
-            .fix(Fix::flag("--tensor-parallel-size", tp * 2, format!("split the weights over {} GPUs", tp * 2)))
+            .fix(Fix::flag(
+                "--tensor-parallel-size",
+                tp * 2,
+                format!("split the weights over {} GPUs", tp * 2),
+            ))
             .fix(quant),
         Engine::Sglang => f
-            .fix(Fix::flag("--tp-size", tp * 2, format!("split the weights over {} GPUs", tp * 2)))
+            .fix(Fix::flag(
+                "--tp-size",
+                tp * 2,
+                format!("split the weights over {} GPUs", tp * 2),
+            ))
             .fix(quant),
         Engine::LlamaCpp | Engine::Ollama => {
             let f = match s.n_gpu_layers.filter(|n| *n > 1) {
-                Some(n) => f.fix(Fix::flag("-ngl", n / 2, format!("half of the {n} GPU layers; raise it until the load fails"))),
-                None => f.fix(Fix::action("offload fewer layers to the GPU (-ngl / num_gpu), the rest run on the CPU")),
+                Some(n) => f.fix(Fix::flag(
+                    "-ngl",
+                    n / 2,
+                    format!("half of the {n} GPU layers; raise it until the load fails"),
+                )),
+                None => f.fix(Fix::action(
+                    "offload fewer layers to the GPU (-ngl / num_gpu), the rest run on the CPU",
+                )),
             };
             llama::in_engine_words(ctx, f.fix(quant))
         }
         Engine::Tgi => f
-            .fix(Fix::flag("--num-shard", tp.max(1) * 2, "shard the weights over more GPUs"))
-            .fix(Fix::action("--quantize bitsandbytes-nf4 / awq / gptq checkpoints")),
+            .fix(Fix::flag(
+                "--num-shard",
+                tp.max(1) * 2,
+                "shard the weights over more GPUs",
+            ))
+            .fix(Fix::action(
+                "--quantize bitsandbytes-nf4 / awq / gptq checkpoints",
+            )),
         Engine::Transformers | Engine::Pytorch | Engine::Unknown => transformers_offload(f),
         _ => f.fix(quant),
     }
@@ -328,9 +348,19 @@ pub(crate) fn weights(ctx: &Context, summary: String) -> Finding {
 /// transformers/accelerate: place what does not fit on the CPU, in its own vocabulary
 /// (modeling_utils.from_pretrained device_map/max_memory; BitsAndBytesConfig).
 fn transformers_offload(f: Finding) -> Finding {
-    f.fix(Fix::flag("device_map", "auto", "let accelerate place layers on GPU first, then CPU/disk"))
-        .fix(Fix::flag("max_memory", "{0: \"<GPU GiB minus 2>GiB\", \"cpu\": \"<RAM GiB>GiB\"}", "leave room on the GPU for activations; the rest goes to the CPU"))
-        .fix(Fix::action("use a 4-bit load (BitsAndBytesConfig(load_in_4bit=True)) or a pre-quantized checkpoint"))
+    f.fix(Fix::flag(
+        "device_map",
+        "auto",
+        "let accelerate place layers on GPU first, then CPU/disk",
+    ))
+    .fix(Fix::flag(
+        "max_memory",
+        "{0: \"<GPU GiB minus 2>GiB\", \"cpu\": \"<RAM GiB>GiB\"}",
+        "leave room on the GPU for activations; the rest goes to the CPU",
+    ))
+    .fix(Fix::action(
+        "use a 4-bit load (BitsAndBytesConfig(load_in_4bit=True)) or a pre-quantized checkpoint",
+    ))
 }
 
 /// transformers: `Some modules are dispatched on the CPU or the disk. Make sure you have
@@ -372,13 +402,25 @@ pub(crate) fn nccl(ctx: &Context) -> Finding {
 pub(crate) fn lmdeploy(ctx: &Context) -> Finding {
     let s = ctx.settings;
     let now = s.cache_max_entry_count.unwrap_or(0.8);
-    let next = if now > 0.2 { ((now / 2.0) * 100.0).round() / 100.0 } else { 0.1 };
+    let next = if now > 0.2 {
+        ((now / 2.0) * 100.0).round() / 100.0
+    } else {
+        0.1
+    };
     let mut f = Finding::new(Cause::KvCache, 0.6, format!("TurboMind ran out of GPU memory: its KV cache takes cache_max_entry_count ({now:.2}) of the memory at start-up, leaving too little for the weights' workspace and the batch."))
         .fix(Fix::flag("--cache-max-entry-count", format!("{next:.2}"), format!("half the KV cache share ({now:.2} now)")));
     if let Some(len) = s.session_len.filter(|l| *l > 2048) {
-        f = f.fix(Fix::flag("--session-len", pow2_floor(len / 2), format!("older TurboMind sizes KV per sequence for session_len ({len} now)")));
+        f = f.fix(Fix::flag(
+            "--session-len",
+            pow2_floor(len / 2),
+            format!("older TurboMind sizes KV per sequence for session_len ({len} now)"),
+        ));
     }
-    f.fix(Fix::flag("--max-batch-size", 8, "fewer sequences in flight"))
+    f.fix(Fix::flag(
+        "--max-batch-size",
+        8,
+        "fewer sequences in flight",
+    ))
 }
 
 pub(crate) fn graph_fixes(ctx: &Context, mut f: Finding) -> Finding {
@@ -543,7 +585,7 @@ pub(crate) fn host(ctx: &Context) -> Finding {
         }
         Engine::LlamaCpp => {
             let f = match ctx.settings.n_gpu_layers {
-                Some(n) if n >= 0 && n < 99 => f.fix(Fix::flag("-ngl", 99, "keep every layer on the GPU so less stays in RAM")),
+                Some(n) if (0..99).contains(&n) => f.fix(Fix::flag("-ngl", 99, "keep every layer on the GPU so less stays in RAM")),
                 _ => f,
             };
             f.fix(Fix::action("use a smaller quant; keep mmap on (no --no-mmap) so weights page from disk"))

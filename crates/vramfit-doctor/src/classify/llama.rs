@@ -4,9 +4,9 @@
 use vramfit_model::units::fmt_bytes;
 
 use super::{torch, Cause, Context, Finding};
-use crate::settings::Engine;
 use crate::events::{BufferKind, LogEvent};
 use crate::fixes::{layers_that_fit, llama_ctx_that_fits, pow2_floor, Fix, LLAMA_FIT_MARGIN};
+use crate::settings::Engine;
 
 /// Ollama runs llama.cpp but takes its settings as Modelfile/API options and environment
 /// variables (ollama api/types.go Options, envconfig/config.go): the same fix in its words.
@@ -84,9 +84,15 @@ fn llama_inner(ctx: &Context) -> Finding {
             {
                 f = f.fix(Fix::flag("-ngl", n, "the layers that fit (engine model)"));
             } else if let Some(n) = ctx.settings.n_gpu_layers.filter(|n| *n > 1) {
-                f = f.fix(Fix::flag("-ngl", n / 2, format!("half of the {n} GPU layers; raise it until the load fails")));
+                f = f.fix(Fix::flag(
+                    "-ngl",
+                    n / 2,
+                    format!("half of the {n} GPU layers; raise it until the load fails"),
+                ));
             } else {
-                f = f.fix(Fix::action("offload fewer layers (-ngl N, starting from half the model's layers)"));
+                f = f.fix(Fix::action(
+                    "offload fewer layers (-ngl N, starting from half the model's layers)",
+                ));
             }
             f.fix(Fix::action("use a smaller quant (e.g. Q4_K_M instead of Q8_0), or --tensor-split over more GPUs"))
         }
@@ -228,7 +234,12 @@ pub(crate) fn ollama_layout(ctx: &Context, num_gpu: u64) -> Finding {
     let sum = |kind: BufferKind| -> u64 {
         let mut total = 0;
         for l in ctx.events.iter() {
-            if let LogEvent::LlamaBuffer { kind: k, device, bytes } = &l.event {
+            if let LogEvent::LlamaBuffer {
+                kind: k,
+                device,
+                bytes,
+            } = &l.event
+            {
                 if *k == kind && device.as_deref().is_some_and(|d| !d.starts_with("CPU")) {
                     total += bytes;
                 }
@@ -236,7 +247,11 @@ pub(crate) fn ollama_layout(ctx: &Context, num_gpu: u64) -> Finding {
         }
         total
     };
-    let (weights, kv, graph) = (sum(BufferKind::Model), sum(BufferKind::Kv), sum(BufferKind::Compute));
+    let (weights, kv, graph) = (
+        sum(BufferKind::Model),
+        sum(BufferKind::Kv),
+        sum(BufferKind::Compute),
+    );
     let available: u64 = ctx
         .events
         .iter()
@@ -268,15 +283,33 @@ pub(crate) fn ollama_layout(ctx: &Context, num_gpu: u64) -> Finding {
             f = f.fix(Fix::flag(
                 "num_gpu",
                 n,
-                format!("{} per layer; {} left after KV and graph", fmt_bytes(per_layer), fmt_bytes(room)),
+                format!(
+                    "{} per layer; {} left after KV and graph",
+                    fmt_bytes(per_layer),
+                    fmt_bytes(room)
+                ),
             ));
         }
     }
     if kv > weights / 4 && kv > 0 {
         let c = ctx.settings.n_ctx.filter(|c| *c > 2048);
         f = match c {
-            Some(c) => f.fix(Fix::flag("num_ctx", pow2_floor(c / 2), format!("the KV cache ({}) is large: half the context ({c} now)", fmt_bytes(kv)))),
-            None => f.fix(Fix::flag("OLLAMA_KV_CACHE_TYPE", "q8_0", format!("the KV cache ({}) is large: 8-bit halves it (with OLLAMA_FLASH_ATTENTION=1)", fmt_bytes(kv)))),
+            Some(c) => f.fix(Fix::flag(
+                "num_ctx",
+                pow2_floor(c / 2),
+                format!(
+                    "the KV cache ({}) is large: half the context ({c} now)",
+                    fmt_bytes(kv)
+                ),
+            )),
+            None => f.fix(Fix::flag(
+                "OLLAMA_KV_CACHE_TYPE",
+                "q8_0",
+                format!(
+                    "the KV cache ({}) is large: 8-bit halves it (with OLLAMA_FLASH_ATTENTION=1)",
+                    fmt_bytes(kv)
+                ),
+            )),
         };
     }
     f.fix(Fix::action(format!("or remove the num_gpu {num_gpu} override (Modelfile PARAMETER num_gpu / API option) so Ollama offloads only the layers that fit")))

@@ -148,13 +148,10 @@ impl Context<'_> {
             .iter()
             .position(|l| l.line != line)
             .map_or(self.events.len(), |p| self.at + p);
-        self.events[..end]
-            .iter()
-            .rev()
-            .find_map(|l| match l.event {
-                LogEvent::Phase(p) => Some((p, l)),
-                _ => None,
-            })
+        self.events[..end].iter().rev().find_map(|l| match l.event {
+            LogEvent::Phase(p) => Some((p, l)),
+            _ => None,
+        })
     }
 
     /// Events anywhere in the log matching `f` (context lines are printed before and after).
@@ -221,7 +218,10 @@ const OOM_WORDS: &[&str] = &[
 /// The engine a message belongs to when the log names none: vLLM's, SGLang's, TGI's,
 /// llama.cpp's and TurboMind's own messages identify their engine.
 fn engine_of(detected: Engine, events: &[Located]) -> Engine {
-    if !matches!(detected, Engine::Unknown | Engine::Pytorch | Engine::Transformers) {
+    if !matches!(
+        detected,
+        Engine::Unknown | Engine::Pytorch | Engine::Transformers
+    ) {
         return detected;
     }
     for l in events.iter().rev() {
@@ -250,7 +250,9 @@ fn engine_of(detected: Engine, events: &[Located]) -> Engine {
             | LlamaDeviceFree { .. }
             | LlamaOffloaded { .. } => Engine::LlamaCpp,
             TurbomindOom => Engine::Lmdeploy,
-            OllamaSystemMemory { .. } | OllamaLayoutFailed { .. } | OllamaGpu { .. } => Engine::Ollama,
+            OllamaSystemMemory { .. } | OllamaLayoutFailed { .. } | OllamaGpu { .. } => {
+                Engine::Ollama
+            }
             _ => continue,
         };
         return e;
@@ -384,7 +386,9 @@ fn rule(ctx: &Context) -> Finding {
         | LogEvent::RawCudaOom
         | LogEvent::DeviceOom { .. } => torch::other_allocators(ctx),
         LogEvent::NcclOom => engines::nccl(ctx),
-        LogEvent::OomDescribed => torch::by_phase(ctx, "The report describes an out-of-memory failure"),
+        LogEvent::OomDescribed => {
+            torch::by_phase(ctx, "The report describes an out-of-memory failure")
+        }
         LogEvent::TurbomindOom => engines::lmdeploy(ctx),
         LogEvent::DispatchedToCpu => engines::dispatched_to_cpu(ctx),
         LogEvent::OllamaLayoutFailed { num_gpu } => llama::ollama_layout(ctx, *num_gpu),

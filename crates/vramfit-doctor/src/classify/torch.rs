@@ -97,7 +97,11 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
     }
     // Rule 2: Level Zero (XPU) refuses any single allocation over 4 GiB unless relaxed
     // allocation limits are enabled (IPEX/torch-xpu-ops; intel-extension-for-pytorch#629).
-    if t.backend == "XPU" && q > 4 * GIB && t.allocated.unwrap_or(0) < q && (total == 0 || q < total) {
+    if t.backend == "XPU"
+        && q > 4 * GIB
+        && t.allocated.unwrap_or(0) < q
+        && (total == 0 || q < total)
+    {
         return Finding::new(Cause::NotOom, 0.7, format!("{head} on an Intel GPU: Level Zero limits one allocation to 4 GiB, whatever is free. This is a per-buffer limit, not a lack of memory."))
             .fact(format!("requested {} > 4 GiB single-allocation limit", fmt_bytes(q)))
             .fix(Fix::action("set UR_L0_USE_RELAXED_ALLOCATION_LIMITS=1 (and build with -ze-opt-greater-than-4GB-buffer-required), or split the tensor"));
@@ -116,9 +120,18 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
         if total > 0 && (strong || covers) {
             let conf = if strong { 0.8 } else { 0.7 };
             let rule = if strong {
-                format!("{} reserved but unallocated >= 2 x {} requested", fmt_bytes(u), fmt_bytes(q))
+                format!(
+                    "{} reserved but unallocated >= 2 x {} requested",
+                    fmt_bytes(u),
+                    fmt_bytes(q)
+                )
             } else {
-                format!("free {} < {} requested <= free + reserved-unallocated {}", fmt_bytes(free), fmt_bytes(q), fmt_bytes(free + u))
+                format!(
+                    "free {} < {} requested <= free + reserved-unallocated {}",
+                    fmt_bytes(free),
+                    fmt_bytes(q),
+                    fmt_bytes(free + u)
+                )
             };
             let mut f = Finding::new(
                 Cause::Fragmentation,
@@ -182,8 +195,13 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
             if let Some(mine) = mine {
                 let others = tot.saturating_sub(mine).saturating_sub(fr);
                 if others >= (2 * GIB).max((tot as f64 * 0.15) as u64) {
-                    return other_processes(ctx, t, &head, others, &[])
-                        .fact(format!("total {} - this process {} - free {} = {} held outside it", fmt_bytes(tot), fmt_bytes(mine), fmt_bytes(fr), fmt_bytes(others)));
+                    return other_processes(ctx, t, &head, others, &[]).fact(format!(
+                        "total {} - this process {} - free {} = {} held outside it",
+                        fmt_bytes(tot),
+                        fmt_bytes(mine),
+                        fmt_bytes(fr),
+                        fmt_bytes(others)
+                    ));
                 }
             }
         }
@@ -445,7 +463,8 @@ pub(crate) fn other_allocators(ctx: &Context) -> Finding {
             by_phase(ctx, &head)
         }
         LogEvent::DeviceOom { api } => {
-            let head = format!("A {api} allocation ran out of device memory (no numbers in the message)");
+            let head =
+                format!("A {api} allocation ran out of device memory (no numbers in the message)");
             by_phase(ctx, &head)
         }
         _ => {

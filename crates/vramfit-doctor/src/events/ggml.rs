@@ -71,12 +71,13 @@ static OLLAMA_LAYOUT: LazyLock<Regex> =
 // `msg="model weights" device=CUDA0 size="11.9 GiB"` (or buffer=), `msg="kv cache" ...`,
 // `msg="compute graph" device=CUDA0 size="98.0 MiB"` (or backend=/buffer_type=)
 static OLLAMA_PART: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"msg="(model weights|kv cache|compute graph)"(?:\s+\w+=\S+)*?\s+(?:device|buffer|buffer_type)=(\S+)(?:\s+\w+=\S+)*?\s+size="SIZE""#)
+    re(
+        r#"msg="(model weights|kv cache|compute graph)"(?:\s+\w+=\S+)*?\s+(?:device|buffer|buffer_type)=(\S+)(?:\s+\w+=\S+)*?\s+size="SIZE""#,
+    )
 });
 // ollama discover (types.go LogDetails): `msg="inference compute" ... total="X" available="Y"`
-static OLLAMA_GPU: LazyLock<Regex> = LazyLock::new(|| {
-    re(r#"msg="inference compute".*?total="SIZE".*?available="SIZE""#)
-});
+static OLLAMA_GPU: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"msg="inference compute".*?total="SIZE".*?available="SIZE""#));
 
 /// ggml buffer types that live in host RAM: `CPU`, `CPU_Mapped`, `CUDA_Host` (pinned), ...
 fn is_host(buffer_type: &str) -> bool {

@@ -418,8 +418,13 @@ pub fn read_events(text: &str) -> Vec<Located> {
         serving::read(&lines, i, &mut found);
         for event in found {
             // a progress line repeated every few seconds (throughput logs) is one phase marker
-            if let (LogEvent::Phase(p), Some(Located { event: LogEvent::Phase(q), .. })) =
-                (&event, out.last())
+            if let (
+                LogEvent::Phase(p),
+                Some(Located {
+                    event: LogEvent::Phase(q),
+                    ..
+                }),
+            ) = (&event, out.last())
             {
                 if p == q {
                     continue;

@@ -226,9 +226,24 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     }
     // everything below needs one of these words; progress lines (throughput, requests) stop here
     const NEEDS: &[&str] = &[
-        "memory", "Memory", "sampler", "total_gpu_memory", "weights take", "concurrency",
-        "Maximum", "loading took", "took", "load model", "dispatched", "GPU RAM", "fraction",
-        "alloc_req_slots", "Capture cuda graph", "prefill tokens", "total tokens", "If this problem",
+        "memory",
+        "Memory",
+        "sampler",
+        "total_gpu_memory",
+        "weights take",
+        "concurrency",
+        "Maximum",
+        "loading took",
+        "took",
+        "load model",
+        "dispatched",
+        "GPU RAM",
+        "fraction",
+        "alloc_req_slots",
+        "Capture cuda graph",
+        "prefill tokens",
+        "total tokens",
+        "If this problem",
     ];
     if !NEEDS.iter().any(|w| line.contains(w)) {
         return;

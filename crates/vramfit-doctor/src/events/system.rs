@@ -19,8 +19,7 @@ static KERNEL: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 // kubelet: `OOMKilled` (container), `System OOM encountered, victim process: X` (node)
-static K8S: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\bOOMKilled\b|System OOM encountered"));
+static K8S: LazyLock<Regex> = LazyLock::new(|| re(r"\bOOMKilled\b|System OOM encountered"));
 static EXIT_137: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)exit(?:ed)?(?: with)? (?:code|status)[:=]?\s*137\b|\bcode=137\b|\b137 \(SIGKILL\)")
 });
@@ -59,7 +58,9 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 9]> = LazyLock::new(|| {
             NotOomKind::Nccl,
         ),
         (
-            re(r"operation not permitted when stream is capturing|cudaErrorStreamCapture(?:Unsupported|Invalidated)"),
+            re(
+                r"operation not permitted when stream is capturing|cudaErrorStreamCapture(?:Unsupported|Invalidated)",
+            ),
             NotOomKind::StreamCapture,
         ),
         (
@@ -76,7 +77,9 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 9]> = LazyLock::new(|| {
         // ggml-cuda.cu pool_vmm: cuMemAddressReserve(CUDA_POOL_VMM_MAX_SIZE) reserves 32 GiB of
         // address space (fails under WDDM/WSL); cuda.core memory resources reserve VA for a pool
         (
-            re(r"cuMemAddressReserve|CUDA_POOL_VMM|cuMemPoolCreate|cudaMemPoolCreate|device_memory_resource"),
+            re(
+                r"cuMemAddressReserve|CUDA_POOL_VMM|cuMemPoolCreate|cudaMemPoolCreate|device_memory_resource",
+            ),
             NotOomKind::AddressSpace,
         ),
         // ggml-vulkan.cpp (maxMemoryAllocationSize / maxBufferSize), ggml-metal
@@ -104,7 +107,9 @@ static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
 /// Words at least one of which every message read here contains (one pass decides whether the
 /// twenty regexes below run at all).
 static ANY: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource")
+    re(
+        r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource",
+    )
 });
 
 /// Read host / orchestrator / lookalike events on line `i`.

@@ -33,11 +33,17 @@ fn stamp(line: &str) -> Option<(u8, i64)> {
     if let Some(c) = ISO.captures(head) {
         let (y, mo, d) = (n(&c[1])?, n(&c[2])?, n(&c[3])?);
         let days = y * 372 + mo * 31 + d;
-        return Some((0, days * 86_400 + n(&c[4])? * 3600 + n(&c[5])? * 60 + n(&c[6])?));
+        return Some((
+            0,
+            days * 86_400 + n(&c[4])? * 3600 + n(&c[5])? * 60 + n(&c[6])?,
+        ));
     }
     if let Some(c) = VLLM.captures(head) {
         let days = n(&c[1])? * 31 + n(&c[2])?;
-        return Some((1, days * 86_400 + n(&c[3])? * 3600 + n(&c[4])? * 60 + n(&c[5])?));
+        return Some((
+            1,
+            days * 86_400 + n(&c[3])? * 3600 + n(&c[4])? * 60 + n(&c[5])?,
+        ));
     }
     if let Some(c) = DMESG.captures(head) {
         return Some((2, n(&c[1])?));
@@ -76,10 +82,14 @@ mod tests {
         assert_eq!(elapsed(log, 1), Some(0));
         let log = "[2024-11-06 23:41:06.473] start\n[2024-11-07 00:41:06.473] fail";
         assert_eq!(elapsed(log, 2), Some(3600));
-        assert_eq!(elapsed("[26002.108918] oom-kill\n[26012.100000] x", 2), Some(10));
+        assert_eq!(
+            elapsed("[26002.108918] oom-kill\n[26012.100000] x", 2),
+            Some(10)
+        );
         assert_eq!(elapsed("no stamps here", 1), None);
         // formats are not mixed: vLLM's month-day stamp and an ISO date on a later line
-        let log = "INFO 02-03 03:43:49 model_runner.py] x\nengine.py :190 2024-02-03 03:44:03,976 Error";
+        let log =
+            "INFO 02-03 03:43:49 model_runner.py] x\nengine.py :190 2024-02-03 03:44:03,976 Error";
         assert_eq!(elapsed(log, 2), Some(0));
     }
 }

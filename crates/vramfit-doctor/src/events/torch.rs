@@ -103,7 +103,9 @@ static DEVICE: LazyLock<[(Regex, &'static str); 3]> = LazyLock::new(|| {
     [
         (re(r"hipErrorOutOfMemory|HIP error: out of memory"), "HIP"),
         (
-            re(r"ErrorOutOfDeviceMemory|VK_ERROR_OUT_OF_DEVICE_MEMORY|ggml_vulkan: Device memory allocation of size \d+ failed"),
+            re(
+                r"ErrorOutOfDeviceMemory|VK_ERROR_OUT_OF_DEVICE_MEMORY|ggml_vulkan: Device memory allocation of size \d+ failed",
+            ),
             "Vulkan",
         ),
         // MTLCommandBuffer status kIOGPUCommandBufferCallbackErrorOutOfMemory (Metal, MLX, ggml-metal)

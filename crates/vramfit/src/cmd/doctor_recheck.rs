@@ -40,7 +40,10 @@ pub fn apply(command: &[String], f: &Fix) -> Option<Vec<String>> {
     }
     let mut out: Vec<String> = command.to_vec();
     // an environment variable goes in front as VAR=value (check reads leading assignments)
-    if f.flag.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
+    if f.flag
+        .chars()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    {
         out.retain(|a| !a.starts_with(&format!("{}=", f.flag)));
         out.insert(0, format!("{}={}", f.flag, f.value));
         return Some(out);
@@ -81,7 +84,11 @@ pub fn apply(command: &[String], f: &Fix) -> Option<Vec<String>> {
 }
 
 /// The GPUs to re-check on: `--gpu` (with `--gpu-free`), else the total the log printed.
-pub fn hardware(gpu: Option<&str>, gpu_free: Option<&str>, d: &Diagnosis) -> Result<Hardware, CliError> {
+pub fn hardware(
+    gpu: Option<&str>,
+    gpu_free: Option<&str>,
+    d: &Diagnosis,
+) -> Result<Hardware, CliError> {
     if gpu.is_some() {
         return gpu_spec::hardware(gpu, gpu_free);
     }
@@ -107,12 +114,19 @@ pub fn hardware(gpu: Option<&str>, gpu_free: Option<&str>, d: &Diagnosis) -> Res
 fn log_total(d: &Diagnosis) -> Option<u64> {
     d.events.iter().rev().find_map(|l| {
         let v = serde_json::to_value(&l.event).ok()?;
-        v.get("total").and_then(|t| t.as_u64()).filter(|t| *t > (1 << 30))
+        v.get("total")
+            .and_then(|t| t.as_u64())
+            .filter(|t| *t > (1 << 30))
     })
 }
 
 /// Re-check each fix; returns notes for the report (what the original command does).
-pub fn recheck(d: &mut Diagnosis, command: &[String], hw: &Hardware, version: Option<&str>) -> Vec<String> {
+pub fn recheck(
+    d: &mut Diagnosis,
+    command: &[String],
+    hw: &Hardware,
+    version: Option<&str>,
+) -> Vec<String> {
     let mut notes = Vec::new();
     let model_len = match check::check(command, hw, version) {
         Ok(plan) if plan.verdict == Verdict::Fits => {
@@ -123,7 +137,10 @@ pub fn recheck(d: &mut Diagnosis, command: &[String], hw: &Hardware, version: Op
             plan.max_model_len
         }
         Ok(plan) => {
-            notes.push(format!("check's model agrees: the command as given does not fit on {}", describe(hw)));
+            notes.push(format!(
+                "check's model agrees: the command as given does not fit on {}",
+                describe(hw)
+            ));
             plan.max_model_len
         }
         Err(e) => {
@@ -143,7 +160,10 @@ pub fn recheck(d: &mut Diagnosis, command: &[String], hw: &Hardware, version: Op
             Ok(plan) => {
                 let why = plan.problems.first().cloned().unwrap_or_default();
                 // a context length the model says is too long: take the model's own largest
-                let context = matches!(f.flag.as_str(), "--max-model-len" | "--context-length" | "-c");
+                let context = matches!(
+                    f.flag.as_str(),
+                    "--max-model-len" | "--context-length" | "-c"
+                );
                 let current: Option<u64> = f.value.parse().ok();
                 if context && model_len > 0 && current.is_some_and(|c| model_len < c) {
                     let mut g = f.clone();
@@ -152,7 +172,10 @@ pub fn recheck(d: &mut Diagnosis, command: &[String], hw: &Hardware, version: Op
                         .and_then(|e| check::check(&e, hw, version).ok())
                         .is_some_and(|p| p.verdict == Verdict::Fits);
                     if ok {
-                        f.why = format!("{} (lowered from {} by check's engine model)", f.why, f.value);
+                        f.why = format!(
+                            "{} (lowered from {} by check's engine model)",
+                            f.why, f.value
+                        );
                         f.value = g.value;
                         "re-checked: fits".to_string()
                     } else {
@@ -194,14 +217,27 @@ mod tests {
     fn flags_are_replaced_or_added_in_any_spelling() {
         let c = cmd("vllm serve m --max-model-len 131072 --gpu-memory-utilization=0.95");
         let f = Fix::flag("--max-model-len", 32768, "x");
-        assert_eq!(apply(&c, &f).unwrap(), cmd("vllm serve m --max-model-len 32768 --gpu-memory-utilization=0.95"));
+        assert_eq!(
+            apply(&c, &f).unwrap(),
+            cmd("vllm serve m --max-model-len 32768 --gpu-memory-utilization=0.95")
+        );
         let f = Fix::flag("--gpu-memory-utilization", "0.90", "x");
-        assert_eq!(apply(&c, &f).unwrap(), cmd("vllm serve m --max-model-len 131072 --gpu-memory-utilization=0.90"));
+        assert_eq!(
+            apply(&c, &f).unwrap(),
+            cmd("vllm serve m --max-model-len 131072 --gpu-memory-utilization=0.90")
+        );
         let f = Fix::flag("--enforce-eager", "", "x");
         assert_eq!(apply(&c, &f).unwrap().last().unwrap(), "--enforce-eager");
         let c = cmd("llama-server -m x.gguf --ctx-size 65536");
-        assert_eq!(apply(&c, &Fix::flag("-c", 8192, "x")).unwrap(), cmd("llama-server -m x.gguf --ctx-size 8192"));
-        let e = apply(&c, &Fix::flag("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", "x")).unwrap();
+        assert_eq!(
+            apply(&c, &Fix::flag("-c", 8192, "x")).unwrap(),
+            cmd("llama-server -m x.gguf --ctx-size 8192")
+        );
+        let e = apply(
+            &c,
+            &Fix::flag("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", "x"),
+        )
+        .unwrap();
         assert_eq!(e[0], "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
         assert!(apply(&c, &Fix::action("free memory")).is_none());
         assert!(apply(&c, &Fix::flag("num_ctx", 4096, "x")).is_none());
