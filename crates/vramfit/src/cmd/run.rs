@@ -147,3 +147,23 @@ pub fn run(args: Args) -> CmdResult {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixes_edit_the_command() {
+        let argv: Vec<String> = "llama-server -m m.gguf --ctx-size 32768 -ngl 99".split(' ').map(String::from).collect();
+        let mut l = Launch::parse(&argv).unwrap();
+        assert!(apply(&mut l, &Fix::flag("-c", 21504, "KV fits")));
+        assert!(apply(&mut l, &Fix::flag("-ngl", 20, "layers fit")));
+        assert!(apply(&mut l, &Fix::flag("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", "fragmentation")));
+        assert!(apply(&mut l, &Fix::flag("--enforce-eager", "", "no graphs")));
+        assert!(!apply(&mut l, &Fix::action("free the other process")));
+        assert_eq!(
+            l.argv().join(" "),
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True llama-server -m m.gguf --ctx-size 21504 -ngl 20 --enforce-eager"
+        );
+    }
+}
