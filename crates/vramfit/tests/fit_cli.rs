@@ -154,6 +154,9 @@ fn impossible_request_names_the_nearest_fit() {
         "RTX 4060",
         "--engine",
         "vllm",
+        // a server with the host RAM for llama.cpp's offload (the nearest plan needs ~380 GiB)
+        "--ram",
+        "1024GiB",
     ]);
     assert_eq!(o.status.code(), Some(2));
     let e = stderr_line(&o);
@@ -162,6 +165,13 @@ fn impossible_request_names_the_nearest_fit() {
         "{e}"
     );
     assert!(e.contains("; nearest: ") && e.contains("tok/s"), "{e}");
+    // a desktop's RAM cannot hold it: no offload plan is offered as the nearest
+    let o = vramfit(&[
+        "fit", "deepseek-ai/DeepSeek-V3", "--gpu", "RTX 4060", "--engine", "vllm", "--ram", "64GiB",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr_line(&o);
+    assert!(!e.contains("; nearest: llama.cpp"), "{e}");
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! `vramfit check` (parse → resolve → engine plan), fits the free memory it was planned for;
 //! and the reported boundaries are exact — the largest context fits and one step more (256
 //! tokens for llama.cpp, 1 for vLLM) does not; the most llama.cpp slots fit and one more does
-//! not; vLLM's full-length concurrency is what check reports.
+//! not; vLLM's full-length concurrency is what check reports; every `-hf` repo and tag is in
+//! the GGUF catalog.
 //!
 //! Offline: models come from the embedded catalog (HF_HUB_OFFLINE=1, an empty HF cache).
 
@@ -27,6 +28,13 @@ fn verify(p: &Plan, hw: &Hardware, n_ctx_train: u64, what: &str) {
     let fits = |a: Vec<String>| check(&with_env(p, &a), &h).verdict == Verdict::Fits;
     match p.engine.as_str() {
         "llama.cpp" => {
+            // the download it names is one the GGUF catalog has evidence for
+            let i = p.argv.iter().position(|a| a == "-hf").expect("-hf");
+            assert!(
+                vramfit_model::catalog::gguf_repos::is_known_hf_arg(&p.argv[i + 1]),
+                "{what}: unknown repo {}",
+                p.argv[i + 1]
+            );
             let np = p.concurrency;
             let c = p.max_context;
             assert!(

@@ -11,7 +11,7 @@ mod common;
 use common::offline;
 use vramfit_engine::{Gpu, Hardware};
 use vramfit_model::catalog::find_gpu;
-use vramfit_plan::solve::{self, Model};
+use vramfit_plan::solve::Model;
 use vramfit_plan::{vllm, Engine, Goal, Request};
 
 const DEV_CASES: &str = "../../../shared/data/dev/cases_check.dev.jsonl";
@@ -57,16 +57,27 @@ fn llama_fit_readme_qwen3_30b_a3b_f16_rtx4090() {
     let m = Model::load("Qwen/Qwen3-30B-A3B").unwrap();
     let req = Request {
         engines: vec![Engine::LlamaCpp],
-        context: None,
+        // llama-fit-params stops at its --fit-ctx floor
+        context: Some(4096),
         concurrency: None,
         goal: Goal::Quality,
         quants: Some(vec!["F16".into()]),
         // llama.cpp --fit's margin (common/fit.cpp --fit-target default 1024 MiB)
         headroom: Some(1 << 30),
     };
-    let res = solve::fit(&m, &hw, &req).unwrap();
-    let p = res
-        .plans
+    // the README ran a local F16 conversion (no Hub repo publishes F16 of it, so solve::fit
+    // would not name one): the llama.cpp planner on that GGUF's predicted tensors
+    let (q, w) = m.ggufs_any(Some(&["F16".to_string()])).unwrap().remove(0);
+    let s = vramfit_plan::llamacpp::Setup::new(
+        m.spec(),
+        &w,
+        m.llama_args(&q),
+        q.clone(),
+        &hw,
+        vramfit_plan::headroom::fixed(&hw, 1 << 30),
+    );
+    let plans = vramfit_plan::llamacpp::llama_plans(&s, &req);
+    let p = plans
         .iter()
         .find(|p| p.argv.windows(2).any(|w| w[0] == "-ctk" && w[1] == "f16"))
         .expect("an f16-KV plan");
