@@ -263,19 +263,19 @@ impl Collector {
     }
 
     /// Decodes `items` into the snapshot list `id` and frees them.
-    pub(crate) fn append(&mut self, heap: &mut Heap, id: NodeId, items: Vec<Value>, at: u64) {
+    pub(crate) fn append(&mut self, heap: &mut Heap, id: NodeId, items: &[Value], at: u64) {
         self.consumed = at;
         let node = std::mem::take(heap.node_mut(id));
         let node = match node {
             Node::Frames(mut f) => {
-                for v in items {
+                for &v in items {
                     self.frame(heap, &mut f, v);
                     heap.release(v);
                 }
                 Node::Frames(f)
             }
             Node::Blocks(mut b) => {
-                for v in items {
+                for &v in items {
                     if self.error.is_none() {
                         match self.block(heap, v, b.segment, b.blocks.len()) {
                             Ok(block) => b.blocks.push(block),
@@ -287,7 +287,7 @@ impl Collector {
                 Node::Blocks(b)
             }
             Node::Segments(mut s) => {
-                for v in items {
+                for &v in items {
                     if self.error.is_none() {
                         let i = s.segments.len();
                         match self.segment(heap, v, i) {
@@ -304,11 +304,11 @@ impl Collector {
                 Node::Segments(s)
             }
             Node::DeviceTraces(mut list) => {
-                list.extend(items);
+                list.extend_from_slice(items);
                 Node::DeviceTraces(list)
             }
             Node::Trace(mut t) => {
-                for v in items {
+                for &v in items {
                     if self.error.is_none() {
                         match self.trace_entry(heap, v, t.device, t.entries.len()) {
                             Ok(e) => t.entries.push(e),
@@ -695,8 +695,8 @@ impl Collector {
             _ => {
                 let items = p.as_seq(Value::Ref(id))?;
                 let mut acc = SiteFrames::default();
-                for v in items {
-                    self.frame(p, &mut acc, *v);
+                for &v in items {
+                    self.frame(p, &mut acc, v);
                 }
                 acc.chosen()
             }

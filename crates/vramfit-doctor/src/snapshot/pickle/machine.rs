@@ -365,7 +365,7 @@ impl<R: Read> Machine<'_, '_, '_, R> {
         if self.heap.node(id).is_snapshot_list() {
             return match self.sink.as_deref_mut() {
                 Some(c) => {
-                    c.append(&mut self.heap, id, items, self.src.offset());
+                    c.append(&mut self.heap, id, &items, self.src.offset());
                     Ok(())
                 }
                 None => Err(PickleErrorKind::WrongType(op)),
@@ -589,9 +589,26 @@ impl<R: Read> Machine<'_, '_, '_, R> {
                 self.append(target, vec![item], op)?;
             }
             b'e' => {
-                let items = self.pop_mark(op)?;
-                let target = self.top(op)?;
-                self.append(target, items, op)?;
+                // APPENDS: the items go from the stack into the list without an interim Vec
+                let at = self.marks.pop().ok_or(PickleErrorKind::NoMark(op))?;
+                if at <= self.floor() {
+                    return Err(PickleErrorKind::StackUnderflow(op));
+                }
+                let id = self.target(self.stack[at - 1], op)?;
+                let items = &self.stack[at..];
+                if self.heap.node(id).is_snapshot_list() {
+                    match self.sink.as_deref_mut() {
+                        Some(c) => c.append(&mut self.heap, id, items, self.src.offset()),
+                        None => return Err(PickleErrorKind::WrongType(op)),
+                    }
+                } else {
+                    match self.heap.node_mut(id) {
+                        Node::List(list) => list.extend_from_slice(items),
+                        Node::Object(o) => o.list_items.extend_from_slice(items),
+                        _ => return Err(PickleErrorKind::WrongType(op)),
+                    }
+                }
+                self.stack.truncate(at);
             }
             b's' => {
                 let v = self.pop(op)?;
@@ -600,9 +617,24 @@ impl<R: Read> Machine<'_, '_, '_, R> {
                 self.set_items(target, vec![k, v], op)?;
             }
             b'u' => {
-                let items = self.pop_mark(op)?;
-                let target = self.top(op)?;
-                self.set_items(target, items, op)?;
+                // SETITEMS: the pairs go from the stack into the dict without an interim Vec
+                let at = self.marks.pop().ok_or(PickleErrorKind::NoMark(op))?;
+                if at <= self.floor() || (self.stack.len() - at) % 2 == 1 {
+                    return Err(PickleErrorKind::StackUnderflow(op));
+                }
+                let id = self.target(self.stack[at - 1], op)?;
+                let pairs = self.stack[at..].chunks_exact(2).map(|kv| (kv[0], kv[1]));
+                match self.heap.node_mut(id) {
+                    Node::Dict(dict) => dict.extend(pairs),
+                    Node::Object(o) => o.dict_items.extend(pairs),
+                    _ => return Err(PickleErrorKind::WrongType(op)),
+                }
+                self.stack.truncate(at);
+                if let Some(c) = self.sink.as_deref_mut() {
+                    if matches!(self.heap.node(id), Node::Dict(_)) {
+                        c.dict_done(&mut self.heap, id);
+                    }
+                }
             }
             0x94 => {
                 // MEMOIZE stores under the memo's size (CPython Lib/pickle.py `memoize`)
