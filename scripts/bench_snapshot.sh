@@ -32,7 +32,7 @@ declare -A WALL SIZE
 for mb in $SIZES_MB; do
   f="$OUT/scaled_${mb}mb.pickle"
   [ -s "$f" ] || python3 scripts/scale_snapshot.py "$REAL" "$f" --mb "$mb"
-  SIZE[$mb]=$(stat -c %s "$f")
+  SIZE[$mb]=$(stat -L -c %s "$f")
   : > "$OUT/runs_${mb}.txt"
   for _ in $(seq "$REPEAT"); do
     /usr/bin/time -f "%e %U %S %M" -o "$OUT/time.txt" "$BIN" snapshot --json --quiet "$f" > "$OUT/scaled_${mb}mb.json"

@@ -1,22 +1,11 @@
 //! The pickle virtual machine: one opcode at a time onto a stack, with a memo and an arena.
 
 use super::heap::{le_signed, Heap, Node, NodeId, Object, Value};
-use super::source::{KeySet, SharedKeys, Source};
+use super::memo::{Keep, Memo};
+use super::source::Source;
 use super::{Limits, PickleError, PickleErrorKind};
 use crate::snapshot::collect::Collector;
-use std::collections::HashMap;
 use std::io::Read;
-use std::sync::Arc;
-
-/// Which memo entries a read keeps.
-pub(crate) enum Keep {
-    /// All of them (nothing says which are fetched again).
-    All,
-    /// Those a finished first pass saw fetched.
-    Fetched(KeySet),
-    /// Those a first pass running beside this one sees fetched.
-    Shared(Arc<SharedKeys>),
-}
 
 /// Runs the machine to STOP. With `fetched` (the memo keys a first pass saw fetched) only those
 /// memo entries are kept; with `sink`, snapshot lists are decoded as they fill.
@@ -28,27 +17,7 @@ pub(crate) fn run<R: Read>(
 ) -> Result<(Heap, Value, u8), PickleError> {
     let dense_limit = limits.max_memo as u64;
     let mut heap = Heap::default();
-    let memo = match keep {
-        Keep::Fetched(keys) => Memo::Fetched {
-            vals: vec![None; keys.dense_len()],
-            keys,
-            sparse: HashMap::new(),
-            put: KeySet::new(dense_limit),
-        },
-        Keep::All => Memo::All {
-            dense: Vec::new(),
-            sparse: HashMap::new(),
-            shared: None,
-        },
-        Keep::Shared(keys) => {
-            heap.share_keys(keys.clone());
-            Memo::All {
-                dense: Vec::new(),
-                sparse: HashMap::new(),
-                shared: Some(keys),
-            }
-        }
-    };
+    let memo = Memo::new(keep, &mut heap, dense_limit);
     let mut sink = sink;
     if let Some(c) = sink.as_deref_mut() {
         c.intern_keys(&mut heap.strings);
@@ -83,28 +52,6 @@ pub(crate) fn run<R: Read>(
             }
         }
     }
-}
-
-#[allow(clippy::large_enum_variant)] // one per read
-enum Memo {
-    /// Every entry kept: memo keys 0, 1, 2, ... (what MEMOIZE and sequential BINPUTs write) in
-    /// `dense`, out-of-order keys in `sparse`; the two never share a key.
-    /// With `shared`, an entry that pass has not seen fetched does not pin its object: the heap
-    /// decides when the object is released, and once the pass is done such entries are not
-    /// stored at all (None holds the key's place).
-    All {
-        dense: Vec<Value>,
-        sparse: HashMap<u64, Value>,
-        shared: Option<Arc<SharedKeys>>,
-    },
-    /// Only entries some GET fetches: `vals[keys.slot(key)]`, or `sparse` for keys past the
-    /// bitset; `put` remembers every key written, for MEMOIZE's numbering and the limit.
-    Fetched {
-        keys: KeySet,
-        vals: Vec<Option<Value>>,
-        sparse: HashMap<u64, Value>,
-        put: KeySet,
-    },
 }
 
 struct Machine<'a, 'p, 's, R> {
@@ -221,91 +168,12 @@ impl<R: Read> Machine<'_, '_, '_, R> {
 
     fn memo_put(&mut self, key: u64) -> Step<()> {
         let v = self.top(b'p')?;
-        let max = self.limits.max_memo;
-        let limit = || PickleErrorKind::Limit {
-            what: "memo",
-            limit: max as u64,
-        };
-        match &mut self.memo {
-            Memo::All {
-                dense,
-                sparse,
-                shared,
-            } => {
-                let v = match shared {
-                    None => {
-                        self.heap.pin(v);
-                        v
-                    }
-                    Some(keys) if keys.contains(key) => {
-                        self.heap.pin(v);
-                        v
-                    }
-                    Some(keys) if keys.done() => Value::None,
-                    Some(_) => {
-                        self.heap.note_memo(v, key);
-                        v
-                    }
-                };
-                let n = dense.len() as u64;
-                if key < n {
-                    dense[key as usize] = v;
-                } else {
-                    let in_sparse = sparse.contains_key(&key);
-                    if !in_sparse && dense.len() + sparse.len() >= max {
-                        return Err(limit());
-                    }
-                    if key == n && !in_sparse {
-                        dense.push(v);
-                    } else {
-                        sparse.insert(key, v);
-                    }
-                }
-            }
-            Memo::Fetched {
-                keys,
-                vals,
-                sparse,
-                put,
-            } => {
-                if put.count() >= max && !put.contains(key) {
-                    return Err(limit());
-                }
-                put.insert(key);
-                if let Some(slot) = keys.slot(key) {
-                    vals[slot] = Some(v);
-                    self.heap.pin(v);
-                } else if keys.in_sparse(key) {
-                    sparse.insert(key, v);
-                    self.heap.pin(v);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn memo_size(&self) -> u64 {
-        match &self.memo {
-            Memo::All { dense, sparse, .. } => (dense.len() + sparse.len()) as u64,
-            Memo::Fetched { put, .. } => put.count() as u64,
-        }
+        self.memo.put(&mut self.heap, key, v, self.limits.max_memo)
     }
 
     #[inline]
     fn memo_get(&mut self, key: u64) -> Step<()> {
-        let v = match &self.memo {
-            Memo::All { dense, sparse, .. } => usize::try_from(key)
-                .ok()
-                .and_then(|k| dense.get(k))
-                .or_else(|| sparse.get(&key))
-                .copied(),
-            Memo::Fetched {
-                keys, vals, sparse, ..
-            } => match keys.slot(key) {
-                Some(slot) => vals[slot],
-                None => sparse.get(&key).copied(),
-            },
-        };
+        let v = self.memo.get(key);
         self.push(v.ok_or(PickleErrorKind::MissingMemo(key))?)
     }
 
@@ -365,7 +233,7 @@ impl<R: Read> Machine<'_, '_, '_, R> {
         if self.heap.node(id).is_snapshot_list() {
             return match self.sink.as_deref_mut() {
                 Some(c) => {
-                    c.append(&mut self.heap, id, items, self.src.offset());
+                    c.append(&mut self.heap, id, &items, self.src.offset());
                     Ok(())
                 }
                 None => Err(PickleErrorKind::WrongType(op)),
@@ -589,9 +457,26 @@ impl<R: Read> Machine<'_, '_, '_, R> {
                 self.append(target, vec![item], op)?;
             }
             b'e' => {
-                let items = self.pop_mark(op)?;
-                let target = self.top(op)?;
-                self.append(target, items, op)?;
+                // APPENDS: the items go from the stack into the list without an interim Vec
+                let at = self.marks.pop().ok_or(PickleErrorKind::NoMark(op))?;
+                if at <= self.floor() {
+                    return Err(PickleErrorKind::StackUnderflow(op));
+                }
+                let id = self.target(self.stack[at - 1], op)?;
+                let items = &self.stack[at..];
+                if self.heap.node(id).is_snapshot_list() {
+                    match self.sink.as_deref_mut() {
+                        Some(c) => c.append(&mut self.heap, id, items, self.src.offset()),
+                        None => return Err(PickleErrorKind::WrongType(op)),
+                    }
+                } else {
+                    match self.heap.node_mut(id) {
+                        Node::List(list) => list.extend_from_slice(items),
+                        Node::Object(o) => o.list_items.extend_from_slice(items),
+                        _ => return Err(PickleErrorKind::WrongType(op)),
+                    }
+                }
+                self.stack.truncate(at);
             }
             b's' => {
                 let v = self.pop(op)?;
@@ -600,13 +485,28 @@ impl<R: Read> Machine<'_, '_, '_, R> {
                 self.set_items(target, vec![k, v], op)?;
             }
             b'u' => {
-                let items = self.pop_mark(op)?;
-                let target = self.top(op)?;
-                self.set_items(target, items, op)?;
+                // SETITEMS: the pairs go from the stack into the dict without an interim Vec
+                let at = self.marks.pop().ok_or(PickleErrorKind::NoMark(op))?;
+                if at <= self.floor() || (self.stack.len() - at) % 2 == 1 {
+                    return Err(PickleErrorKind::StackUnderflow(op));
+                }
+                let id = self.target(self.stack[at - 1], op)?;
+                let pairs = self.stack[at..].chunks_exact(2).map(|kv| (kv[0], kv[1]));
+                match self.heap.node_mut(id) {
+                    Node::Dict(dict) => dict.extend(pairs),
+                    Node::Object(o) => o.dict_items.extend(pairs),
+                    _ => return Err(PickleErrorKind::WrongType(op)),
+                }
+                self.stack.truncate(at);
+                if let Some(c) = self.sink.as_deref_mut() {
+                    if matches!(self.heap.node(id), Node::Dict(_)) {
+                        c.dict_done(&mut self.heap, id);
+                    }
+                }
             }
             0x94 => {
                 // MEMOIZE stores under the memo's size (CPython Lib/pickle.py `memoize`)
-                let key = self.memo_size();
+                let key = self.memo.size();
                 self.memo_put(key)?;
             }
             b'q' => {

@@ -23,12 +23,14 @@
 
 pub(crate) mod heap;
 mod machine;
+mod memo;
 pub(crate) mod source;
 #[cfg(test)]
 mod tests;
 
 pub use heap::{Heap, Node, NodeId, Object, StrId, Value};
-pub(crate) use machine::{run, Keep};
+pub(crate) use machine::run;
+pub(crate) use memo::Keep;
 pub(crate) use source::{prescan, SharedKeys, Source};
 
 use thiserror::Error;
