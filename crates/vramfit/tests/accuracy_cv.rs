@@ -39,7 +39,9 @@ fn gpus(spec: &str) -> Hardware {
     for e in spec.split(',') {
         let e = e.trim();
         let (n, rest) = match e.split_once(['x', 'X']) {
-            Some((n, r)) if n.trim().chars().all(|c| c.is_ascii_digit()) && !n.trim().is_empty() => {
+            Some((n, r))
+                if n.trim().chars().all(|c| c.is_ascii_digit()) && !n.trim().is_empty() =>
+            {
                 (n.trim().parse().unwrap(), r.trim())
             }
             _ => (1usize, e),
@@ -66,7 +68,9 @@ fn gpus(spec: &str) -> Hardware {
 }
 
 fn era(v: Option<&str>) -> &'static str {
-    let v = v.and_then(|v| vllm::Version::parse(v).ok()).unwrap_or(vllm::Version::CURRENT);
+    let v = v
+        .and_then(|v| vllm::Version::parse(v).ok())
+        .unwrap_or(vllm::Version::CURRENT);
     if v < vllm::Version::new(0, 8, 0) {
         "V0 (<0.8)"
     } else if v < vllm::Version::new(0, 21, 0) {
@@ -92,9 +96,11 @@ fn load_cases() -> Vec<Case> {
             let spec = match c.get("config").filter(|v| v.is_object()) {
                 Some(cfg) => vramfit_model::hf_config::spec_from_config(hf, cfg).unwrap(),
                 // offline: the embedded catalog (base models and their quantized variants)
-                None => vramfit_plan::model::load(hf)
-                    .unwrap_or_else(|e| panic!("{hf}: {e}"))
-                    .spec,
+                None => {
+                    vramfit_plan::model::load(hf)
+                        .unwrap_or_else(|e| panic!("{hf}: {e}"))
+                        .spec
+                }
             };
             let hybrid = spec.layers.iter().any(|l| l.attention.window().is_some())
                 || spec.layers.iter().any(|l| !l.attention.has_kv());
@@ -103,7 +109,12 @@ fn load_cases() -> Vec<Case> {
                 id: c["id"].as_str().unwrap().to_string(),
                 era: era(version.as_deref()),
                 spec,
-                argv: c["argv"].as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_string()).collect(),
+                argv: c["argv"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap().to_string())
+                    .collect(),
                 version,
                 hw: {
                     let mut hw = gpus(c["gpu"].as_str().unwrap());
@@ -134,7 +145,11 @@ fn score(c: &Case, p: &MemoryPlan) -> Vec<(String, f64, bool)> {
     for (key, spec) in c.expect.as_object().unwrap() {
         if key == "verdict" {
             let want = spec["value"].as_str().unwrap();
-            let got = if p.verdict == Verdict::Fits { "fits" } else { "does_not_fit" };
+            let got = if p.verdict == Verdict::Fits {
+                "fits"
+            } else {
+                "does_not_fit"
+            };
             out.push(("verdict".into(), 0.0, want == got));
             continue;
         }
@@ -147,15 +162,31 @@ fn score(c: &Case, p: &MemoryPlan) -> Vec<(String, f64, bool)> {
             let d = it["device"].as_u64().unwrap_or(0) as usize;
             let dev = p.devices.get(d);
             let (got, rel, floor) = match key.as_str() {
-                "weights_bytes" => (dev.map(|d| d.weights_bytes as f64).unwrap_or(0.0), 0.03, 0.0),
-                "available_kv_bytes" => (dev.map(|d| d.kv_cache_bytes as f64).unwrap_or(0.0), 0.08, 0.5 * GIB),
+                "weights_bytes" => (
+                    dev.map(|d| d.weights_bytes as f64).unwrap_or(0.0),
+                    0.03,
+                    0.0,
+                ),
+                "available_kv_bytes" => (
+                    dev.map(|d| d.kv_cache_bytes as f64).unwrap_or(0.0),
+                    0.08,
+                    0.5 * GIB,
+                ),
                 "kv_tokens" => (p.kv_cache.tokens as f64, 0.08, 0.0),
                 "max_concurrency" => (p.kv_cache.max_concurrency, 0.08, 0.0),
                 "estimated_max_model_len" => (p.max_model_len as f64, 0.08, 0.0),
                 _ => continue,
             };
-            let (w, g) = if key == "available_kv_bytes" { (want.max(0.0), got.max(0.0)) } else { (want, got) };
-            let ok = if w == 0.0 { g.abs() < MIB.max(floor) } else { (g - w).abs() <= (rel * w.abs()).max(floor) };
+            let (w, g) = if key == "available_kv_bytes" {
+                (want.max(0.0), got.max(0.0))
+            } else {
+                (want, got)
+            };
+            let ok = if w == 0.0 {
+                g.abs() < MIB.max(floor)
+            } else {
+                (g - w).abs() <= (rel * w.abs()).max(floor)
+            };
             let err = if w != 0.0 { (g - w) / w } else { 0.0 };
             let name = if c.hybrid && matches!(key.as_str(), "kv_tokens" | "max_concurrency") {
                 format!("{key} (hybrid)")
@@ -192,7 +223,13 @@ fn grid() -> Vec<Constants> {
 fn loss(rows: &[(String, f64, bool)]) -> f64 {
     rows.iter()
         .filter(|r| r.0 != "weights_bytes" && !r.0.contains("hybrid"))
-        .map(|r| if r.2 { r.1.abs().min(0.5) } else { 1.0 + r.1.abs().min(0.5) })
+        .map(|r| {
+            if r.2 {
+                r.1.abs().min(0.5)
+            } else {
+                1.0 + r.1.abs().min(0.5)
+            }
+        })
         .sum()
 }
 
@@ -222,18 +259,34 @@ fn leave_one_log_out() {
     // table[case][constants] = the case's rows under those constants
     let table: Vec<Vec<Vec<(String, f64, bool)>>> = cases
         .iter()
-        .map(|c| grid.iter().map(|k| with_constants(*k, || score(c, &run(c)))).collect())
+        .map(|c| {
+            grid.iter()
+                .map(|k| with_constants(*k, || score(c, &run(c))))
+                .collect()
+        })
         .collect();
-    let in_force = grid.iter().position(|k| *k == Constants::FITTED).expect("constants in force on the grid");
-    let losses: Vec<Vec<f64>> = table.iter().map(|per| per.iter().map(|r| loss(r)).collect()).collect();
+    let in_force = grid
+        .iter()
+        .position(|k| *k == Constants::FITTED)
+        .expect("constants in force on the grid");
+    let losses: Vec<Vec<f64>> = table
+        .iter()
+        .map(|per| per.iter().map(|r| loss(r)).collect())
+        .collect();
     let mut tallies: BTreeMap<(String, String), (Tally, Tally)> = BTreeMap::new();
     let mut all_in = (0, 0);
     let mut all_cv = (0, 0);
     for (i, c) in cases.iter().enumerate() {
         let best = (0..grid.len())
             .min_by(|&a, &b| {
-                let la: f64 = (0..cases.len()).filter(|&j| j != i).map(|j| losses[j][a]).sum();
-                let lb: f64 = (0..cases.len()).filter(|&j| j != i).map(|j| losses[j][b]).sum();
+                let la: f64 = (0..cases.len())
+                    .filter(|&j| j != i)
+                    .map(|j| losses[j][a])
+                    .sum();
+                let lb: f64 = (0..cases.len())
+                    .filter(|&j| j != i)
+                    .map(|j| losses[j][b])
+                    .sum();
                 la.partial_cmp(&lb).unwrap().then(a.cmp(&b))
             })
             .unwrap();
@@ -252,7 +305,13 @@ fn leave_one_log_out() {
             all_cv.1 += 1;
             all_cv.0 += row_cv.2 as usize;
             if !row_cv.2 {
-                println!("LOO OUT {} {}: {:+.1}% (constants {:?})", c.id, row_cv.0, row_cv.1 * 100.0, grid[best]);
+                println!(
+                    "LOO OUT {} {}: {:+.1}% (constants {:?})",
+                    c.id,
+                    row_cv.0,
+                    row_cv.1 * 100.0,
+                    grid[best]
+                );
             }
         }
     }
@@ -272,5 +331,10 @@ fn leave_one_log_out() {
         all_cv.1
     );
     // the bar reached; raise it as the model improves
-    assert!(all_cv.0 * 100 >= all_cv.1 * 70, "LOO {}/{}", all_cv.0, all_cv.1);
+    assert!(
+        all_cv.0 * 100 >= all_cv.1 * 70,
+        "LOO {}/{}",
+        all_cv.0,
+        all_cv.1
+    );
 }

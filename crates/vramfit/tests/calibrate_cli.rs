@@ -22,7 +22,10 @@ fn env(tmp: &Path, hf_ids: &[&str]) -> Vec<(String, PathBuf)> {
     ] {
         for l in text.lines().filter(|l| !l.trim().is_empty()) {
             let c: Value = serde_json::from_str(l).unwrap();
-            configs.insert(c["hf_id"].as_str().unwrap().to_string(), c["config"].clone());
+            configs.insert(
+                c["hf_id"].as_str().unwrap().to_string(),
+                c["config"].clone(),
+            );
         }
     }
     for id in hf_ids {
@@ -79,7 +82,13 @@ fn reads_a_v0_10_tensor_parallel_log() {
     let (code, v, err) = vramfit(
         &t,
         &vars,
-        &["calibrate", &log("vllm-0.10.1-qwen2-7b-tp2-a100.log"), "--gpu", "A100 80GB", "--json"],
+        &[
+            "calibrate",
+            &log("vllm-0.10.1-qwen2-7b-tp2-a100.log"),
+            "--gpu",
+            "A100 80GB",
+            "--json",
+        ],
     );
     assert_eq!(code, 0, "{err}");
     let c = &v["calibration"];
@@ -99,7 +108,8 @@ fn reads_a_v0_10_tensor_parallel_log() {
     assert!((m["cuda_graph_bytes"].as_f64().unwrap() / GIB - 0.65).abs() < 1e-3);
     // stored in the file VRAMFIT_CALIBRATION names
     let stored: Value =
-        serde_json::from_str(&std::fs::read_to_string(t.join("calibrations.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(t.join("calibrations.json")).unwrap())
+            .unwrap();
     assert_eq!(stored["calibrations"].as_array().unwrap().len(), 1);
 }
 
@@ -110,7 +120,16 @@ fn reads_a_v0_31_log_with_the_consumed_memory_summary() {
     let (code, v, err) = vramfit(
         &t,
         &vars,
-        &["calibrate", &log("vllm-0.31.0-llama31-8b-a100.log"), "--model", "meta-llama/Llama-3.1-8B-Instruct", "--engine-version", "0.31.0", "--dry-run", "--json"],
+        &[
+            "calibrate",
+            &log("vllm-0.31.0-llama31-8b-a100.log"),
+            "--model",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--engine-version",
+            "0.31.0",
+            "--dry-run",
+            "--json",
+        ],
     );
     assert_eq!(code, 0, "{err}");
     let m = &v["calibration"]["measured"];
@@ -121,14 +140,25 @@ fn reads_a_v0_31_log_with_the_consumed_memory_summary() {
     assert!((m["activation_bytes"].as_f64().unwrap() / GIB - 1.44).abs() < 1e-3);
     assert!((m["available_kv_bytes"].as_f64().unwrap() / GIB - 56.21).abs() < 1e-3);
     assert_eq!(m["kv_tokens"], 460496);
-    assert!(!t.join("calibrations.json").exists(), "--dry-run stores nothing");
+    assert!(
+        !t.join("calibrations.json").exists(),
+        "--dry-run stores nothing"
+    );
 }
 
 #[test]
 fn from_log_reproduces_the_log_and_answers_what_ifs() {
     let t = tmpdir("fromlog");
     let vars = env(&t, &["Qwen/Qwen2-7B-Instruct"]);
-    let cmd = ["vllm", "serve", "Qwen/Qwen2-7B-Instruct", "--max-model-len", "16384", "--tensor-parallel-size", "2"];
+    let cmd = [
+        "vllm",
+        "serve",
+        "Qwen/Qwen2-7B-Instruct",
+        "--max-model-len",
+        "16384",
+        "--tensor-parallel-size",
+        "2",
+    ];
     let run = |util: &str, len: &str| {
         let mut a = vec!["check", "--json", "--gpu", "2x A100 80GB", "--from-log"];
         let l = log("vllm-0.10.1-qwen2-7b-tp2-a100.log");
@@ -137,7 +167,10 @@ fn from_log_reproduces_the_log_and_answers_what_ifs() {
         a.extend_from_slice(&cmd[..4]);
         a.push(Box::leak(len.to_string().into_boxed_str()));
         a.extend_from_slice(&cmd[5..]);
-        a.extend(["--gpu-memory-utilization", Box::leak(util.to_string().into_boxed_str())]);
+        a.extend([
+            "--gpu-memory-utilization",
+            Box::leak(util.to_string().into_boxed_str()),
+        ]);
         vramfit(&t, &vars, &a)
     };
     let (code, same, err) = run("0.5", "16384");
@@ -173,11 +206,28 @@ fn calibrating_on_one_batch_size_predicts_the_other() {
         &t,
         &vars,
         &[
-            "calibrate", &log("vllm-0.20.0-qwen3-235b-fp8-tp4-mnbt32768.log"), "--gpu", "H100 80GB",
-            "--engine-version", "0.20.0", "--",
-            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1", "vllm", "serve", id, "-tp", "4",
-            "--max-num-batched-tokens", "32768", "--gpu-memory-utilization", "0.96", "--max-num-seqs", "128",
-            "--max-model-len", "240000", "--enable-expert-parallel",
+            "calibrate",
+            &log("vllm-0.20.0-qwen3-235b-fp8-tp4-mnbt32768.log"),
+            "--gpu",
+            "H100 80GB",
+            "--engine-version",
+            "0.20.0",
+            "--",
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1",
+            "vllm",
+            "serve",
+            id,
+            "-tp",
+            "4",
+            "--max-num-batched-tokens",
+            "32768",
+            "--gpu-memory-utilization",
+            "0.96",
+            "--max-num-seqs",
+            "128",
+            "--max-model-len",
+            "240000",
+            "--enable-expert-parallel",
         ],
     );
     assert_eq!(code, 0, "{err}");
@@ -185,17 +235,41 @@ fn calibrating_on_one_batch_size_predicts_the_other() {
         &t,
         &vars,
         &[
-            "check", "--json", "--gpu", "4x H100 80GB", "--engine-version", "0.20.0", "--",
-            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0", "vllm", "serve", id, "-tp", "4",
-            "--gpu-memory-utilization", "0.92", "--max-num-seqs", "128", "--max-model-len", "240000",
-            "--max-num-batched-tokens", "8192", "--enable-expert-parallel",
+            "check",
+            "--json",
+            "--gpu",
+            "4x H100 80GB",
+            "--engine-version",
+            "0.20.0",
+            "--",
+            "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0",
+            "vllm",
+            "serve",
+            id,
+            "-tp",
+            "4",
+            "--gpu-memory-utilization",
+            "0.92",
+            "--max-num-seqs",
+            "128",
+            "--max-model-len",
+            "240000",
+            "--max-num-batched-tokens",
+            "8192",
+            "--enable-expert-parallel",
         ],
     );
     assert_eq!(code, 0, "{err}");
-    assert!(v["calibration"].is_object(), "the stored calibration applies: {v}");
+    assert!(
+        v["calibration"].is_object(),
+        "the stored calibration applies: {v}"
+    );
     let kv = v["devices"][0]["kv_cache_bytes"].as_f64().unwrap() / GIB;
     let err = (kv - 13.95) / 13.95;
-    println!("calibrated at 32768, predicted at 8192: {kv:.2} GiB vs 13.95 measured ({:+.1}%)", err * 100.0);
+    println!(
+        "calibrated at 32768, predicted at 8192: {kv:.2} GiB vs 13.95 measured ({:+.1}%)",
+        err * 100.0
+    );
     assert!(err.abs() < 0.05, "{kv}");
 }
 
@@ -208,26 +282,60 @@ fn bad_logs_are_refused() {
     let b = read("vllm-0.31.0-llama31-8b-a100.log");
     let cases: Vec<(&str, String, &str)> = vec![
         ("mixed.log", format!("{a}{b}"), "mixes runs"),
-        ("truncated.log", a.lines().take(4).collect::<Vec<_>>().join("\n"), "ends before"),
-        ("two.log", format!("{a}{}", a.replace("pid=3761", "pid=4000")), "server starts"),
-        ("other.log", "hello\nworld\n".into(), "no vLLM, SGLang or llama.cpp"),
-        ("engines.log", format!("{a}KV Cache is allocated. #tokens: 1000, K size: 1 GB, V size: 1 GB\n"), "mixes"),
+        (
+            "truncated.log",
+            a.lines().take(4).collect::<Vec<_>>().join("\n"),
+            "ends before",
+        ),
+        (
+            "two.log",
+            format!("{a}{}", a.replace("pid=3761", "pid=4000")),
+            "server starts",
+        ),
+        (
+            "other.log",
+            "hello\nworld\n".into(),
+            "no vLLM, SGLang or llama.cpp",
+        ),
+        (
+            "engines.log",
+            format!("{a}KV Cache is allocated. #tokens: 1000, K size: 1 GB, V size: 1 GB\n"),
+            "mixes",
+        ),
     ];
     for (name, text, want) in cases {
         let p = t.join(name);
         std::fs::write(&p, text).unwrap();
-        let (code, _, err) = vramfit(&t, &vars, &["calibrate", p.to_str().unwrap(), "--gpu", "A100 80GB"]);
+        let (code, _, err) = vramfit(
+            &t,
+            &vars,
+            &["calibrate", p.to_str().unwrap(), "--gpu", "A100 80GB"],
+        );
         assert_eq!(code, 2, "{name}: {err}");
         assert!(err.contains(want), "{name}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{name}: one line: {err}");
     }
-    assert!(!t.join("calibrations.json").exists(), "nothing stored from a bad log");
-    // a log of another deployment is not applied to a command silently
-    let vars = env(&t, &["Qwen/Qwen2-7B-Instruct"]);
+    assert!(
+        !t.join("calibrations.json").exists(),
+        "nothing stored from a bad log"
+    );
+    // a log of another deployment is not applied to a command silently (this log does not name
+    // its model: its 15 GiB of weights are not a 0.6B model's)
+    let vars = env(&t, &["Qwen/Qwen3-0.6B"]);
     let (code, _, err) = vramfit(
         &t,
         &vars,
-        &["check", "--gpu", "2x A100 80GB", "--from-log", &log("vllm-0.31.0-llama31-8b-a100.log"), "--", "vllm", "serve", "Qwen/Qwen2-7B-Instruct", "-tp", "2"],
+        &[
+            "check",
+            "--gpu",
+            "A100 80GB",
+            "--from-log",
+            &log("vllm-0.31.0-llama31-8b-a100.log"),
+            "--",
+            "vllm",
+            "serve",
+            "Qwen/Qwen3-0.6B",
+        ],
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not of this deployment"), "{err}");
@@ -241,8 +349,22 @@ fn reads_sglang_and_llama_cpp_logs() {
         &t,
         &vars,
         &[
-            "calibrate", &log("sglang-qwen3-235b-fp8-tp4.log"), "--gpu", "H100 80GB", "--dry-run", "--json", "--",
-            "python3", "-m", "sglang.launch_server", "--model", "Qwen/Qwen3-235B-A22B-FP8", "--tp", "4", "--mem-fraction-static", "0.93",
+            "calibrate",
+            &log("sglang-qwen3-235b-fp8-tp4.log"),
+            "--gpu",
+            "H100 80GB",
+            "--dry-run",
+            "--json",
+            "--",
+            "python3",
+            "-m",
+            "sglang.launch_server",
+            "--model",
+            "Qwen/Qwen3-235B-A22B-FP8",
+            "--tp",
+            "4",
+            "--mem-fraction-static",
+            "0.93",
         ],
     );
     assert_eq!(code, 0, "{err}");
@@ -252,7 +374,14 @@ fn reads_sglang_and_llama_cpp_logs() {
     let (code, v, err) = vramfit(
         &t,
         &vars,
-        &["calibrate", &log("llamacpp-b5274-glm-z1-32b-iq4xs-3090ti.log"), "--model", "THUDM/GLM-Z1-32B-0414", "--dry-run", "--json"],
+        &[
+            "calibrate",
+            &log("llamacpp-b5274-glm-z1-32b-iq4xs-3090ti.log"),
+            "--model",
+            "THUDM/GLM-Z1-32B-0414",
+            "--dry-run",
+            "--json",
+        ],
     );
     assert_eq!(code, 0, "{err}");
     let c = &v["calibration"];
@@ -262,7 +391,11 @@ fn reads_sglang_and_llama_cpp_logs() {
     assert_eq!(c["settings"]["n_ctx"], 32768);
     assert_eq!(c["settings"]["n_ubatch"], 512);
     let mib = (1u64 << 20) as f64;
-    assert!((c["measured"]["device_model_bytes"][0].as_f64().unwrap() / mib - 16303.48).abs() < 0.01);
+    assert!(
+        (c["measured"]["device_model_bytes"][0].as_f64().unwrap() / mib - 16303.48).abs() < 0.01
+    );
     assert!((c["measured"]["device_kv_bytes"][0].as_f64().unwrap() / mib - 1952.0).abs() < 0.01);
-    assert!((c["measured"]["device_compute_bytes"][0].as_f64().unwrap() / mib - 353.0).abs() < 0.01);
+    assert!(
+        (c["measured"]["device_compute_bytes"][0].as_f64().unwrap() / mib - 353.0).abs() < 0.01
+    );
 }

@@ -10,14 +10,28 @@ use super::{Calibration, LogSettings, Measured, Outcome, Refusal};
 fn cuda_index(line: &str, what: &str) -> Option<usize> {
     let at = line.find(what)?;
     let head = line[..at].trim_end();
-    let word = head.rsplit(|c: char| c.is_whitespace() || c == ':').next()?;
+    let word = head
+        .rsplit(|c: char| c.is_whitespace() || c == ':')
+        .next()?;
     ["CUDA", "ROCm", "Vulkan", "Metal", "SYCL"]
         .iter()
         .find_map(|p| word.strip_prefix(p))
-        .and_then(|n| if n.is_empty() { Some(0) } else { n.parse().ok() })
+        .and_then(|n| {
+            if n.is_empty() {
+                Some(0)
+            } else {
+                n.parse().ok()
+            }
+        })
 }
 
-fn put(v: &mut Vec<u64>, i: usize, x: u64, seen: &mut Vec<(usize, &'static str)>, kind: &'static str) -> bool {
+fn put(
+    v: &mut Vec<u64>,
+    i: usize,
+    x: u64,
+    seen: &mut Vec<(usize, &'static str)>,
+    kind: &'static str,
+) -> bool {
     if v.len() <= i {
         v.resize(i + 1, 0);
     }
@@ -71,7 +85,12 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
         }
         if let Some(i) = line.find("Device 0: ") {
             gpu_name.get_or_insert_with(|| {
-                line[i + 10..].split(',').next().unwrap_or("").trim().to_string()
+                line[i + 10..]
+                    .split(',')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string()
             });
         }
         if line.contains("loaded meta data") {
@@ -80,13 +99,22 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
                 model.get_or_insert(p.to_string());
             }
         }
-        if let (Some(i), Some(b)) = (cuda_index(line, "model buffer size"), size_after(line, "model buffer size =")) {
+        if let (Some(i), Some(b)) = (
+            cuda_index(line, "model buffer size"),
+            size_after(line, "model buffer size ="),
+        ) {
             dup |= put(&mut m.device_model_bytes, i, b, &mut seen, "model");
         }
-        if let (Some(i), Some(b)) = (cuda_index(line, "KV buffer size"), size_after(line, "KV buffer size =")) {
+        if let (Some(i), Some(b)) = (
+            cuda_index(line, "KV buffer size"),
+            size_after(line, "KV buffer size ="),
+        ) {
             put(&mut m.device_kv_bytes, i, b, &mut seen, "kv");
         }
-        if let (Some(i), Some(b)) = (cuda_index(line, "compute buffer size"), size_after(line, "compute buffer size =")) {
+        if let (Some(i), Some(b)) = (
+            cuda_index(line, "compute buffer size"),
+            size_after(line, "compute buffer size ="),
+        ) {
             dup |= put(&mut m.device_compute_bytes, i, b, &mut seen, "compute");
         }
         if line.starts_with("llama_context:") || line.starts_with("llama_new_context_with_model:") {
@@ -100,7 +128,8 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
                 s.n_seq_max = Some(v);
             }
         }
-        if line.contains("cudaMalloc failed: out of memory") || line.contains("failed to allocate") {
+        if line.contains("cudaMalloc failed: out of memory") || line.contains("failed to allocate")
+        {
             outcome = Outcome::OutOfMemory;
         }
     }

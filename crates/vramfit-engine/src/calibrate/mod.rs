@@ -153,7 +153,10 @@ pub fn detect_engine(text: &str) -> Vec<&'static str> {
     static SET: std::sync::OnceLock<(regex::Regex, usize, usize)> = std::sync::OnceLock::new();
     let (re, nv, ns) = SET.get_or_init(|| {
         let all: Vec<&str> = VLLM.iter().chain(SGLANG).chain(LLAMA).copied().collect();
-        let alt: Vec<String> = all.iter().map(|m| format!("({})", regex::escape(m))).collect();
+        let alt: Vec<String> = all
+            .iter()
+            .map(|m| format!("({})", regex::escape(m)))
+            .collect();
         (
             regex::Regex::new(&alt.join("|")).expect("literal alternation"),
             VLLM.len(),
@@ -163,7 +166,10 @@ pub fn detect_engine(text: &str) -> Vec<&'static str> {
     // one pass; each engine is found at its first marker
     let mut seen = [false; 3];
     for caps in re.captures_iter(text) {
-        let i = (1..caps.len()).find(|&i| caps.get(i).is_some()).unwrap_or(1) - 1;
+        let i = (1..caps.len())
+            .find(|&i| caps.get(i).is_some())
+            .unwrap_or(1)
+            - 1;
         let e = if i < *nv {
             0
         } else if i < nv + ns {

@@ -76,3 +76,38 @@ pub fn find(engine: &str, model: &str, version: Option<&str>, gpu: &Gpu) -> Opti
         .last()
         .cloned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_and_gpus_match_loosely() {
+        assert!(same_version("0.10.1.1", "0.10.1"));
+        assert!(same_version("v0.31.0", "0.31.0"));
+        assert!(!same_version("0.20.0", "0.21.0"));
+        assert!(same_version("b5274", "5274"));
+        let gpu = Gpu {
+            name: "NVIDIA GeForce RTX 4090".into(),
+            total_bytes: 25757220864,
+            free_bytes: 25757220864,
+            bandwidth_gbps: None,
+            compute_capability: None,
+            unified: false,
+        };
+        let mut c =
+            crate::calibrate::read_log("INFO Available KV cache memory: 1.00 GiB\n", "x.log")
+                .unwrap();
+        assert!(
+            !gpu_matches(&c, &gpu),
+            "no GPU named, no total: not applied"
+        );
+        c.gpu_name = Some("RTX 4090".into());
+        assert!(gpu_matches(&c, &gpu));
+        c.gpu_total_bytes = Some(34190917632);
+        assert!(
+            !gpu_matches(&c, &gpu),
+            "a 32 GB card's log is not a 24 GB card's"
+        );
+    }
+}

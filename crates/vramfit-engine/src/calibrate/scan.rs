@@ -173,18 +173,27 @@ mod tests {
         );
         assert_eq!(size_after("took -0.03 GiB", "took"), None);
         assert_eq!(
-            kw_value("x, tensor_parallel_size=4, pipeline_parallel_size=1,", "tensor_parallel_size"),
+            kw_value(
+                "x, tensor_parallel_size=4, pipeline_parallel_size=1,",
+                "tensor_parallel_size"
+            ),
             Some("4")
         );
         assert_eq!(kw_value("model='a/b', tok", "model"), Some("a/b"));
         assert_eq!(
-            dict_value("{'model_tag': 'm', 'max_model_len': 16384, 'x': 1}", "max_model_len"),
+            dict_value(
+                "{'model_tag': 'm', 'max_model_len': 16384, 'x': 1}",
+                "max_model_len"
+            ),
             Some("16384")
         );
         assert_eq!(
             process_tag("(VllmWorker TP0 pid=3974) INFO 09-03 ..."),
             Some(("VllmWorker TP0", "3974"))
         );
-        assert_eq!(strip_ansi("\u{1b}[1;36m(APIServer pid=1)\u{1b}[0;0m INFO"), "(APIServer pid=1) INFO");
+        assert_eq!(
+            strip_ansi("\u{1b}[1;36m(APIServer pid=1)\u{1b}[0;0m INFO"),
+            "(APIServer pid=1) INFO"
+        );
     }
 }

@@ -59,7 +59,10 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
                 .map(str::to_string);
         }
         if line.contains("Load weight end") {
-            if let (Some(a), Some(u)) = (size_after(line, "avail mem="), size_after(line, "mem usage=")) {
+            if let (Some(a), Some(u)) = (
+                size_after(line, "avail mem="),
+                size_after(line, "mem usage="),
+            ) {
                 loads.push((a, u));
             }
         }
@@ -98,7 +101,8 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
             server_args.len()
         )));
     }
-    let tp = s.tensor_parallel_size.unwrap_or(1).max(1) * s.pipeline_parallel_size.unwrap_or(1).max(1);
+    let tp =
+        s.tensor_parallel_size.unwrap_or(1).max(1) * s.pipeline_parallel_size.unwrap_or(1).max(1);
     if loads.len() as u64 > tp {
         return Err(Refusal(format!(
             "{source}: {} 'Load weight end' lines for {tp} rank(s): the log mixes runs; give one run's log",

@@ -118,8 +118,11 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
         let line = strip_ansi(raw);
         let line = line.as_ref();
         let key = worker_key(line);
-        let w = |workers: &mut BTreeMap<String, Worker>| workers.entry(key.clone()).or_default().clone();
-        let mut set = |workers: &mut BTreeMap<String, Worker>, f: &dyn Fn(&mut Worker) -> Option<String>| {
+        let w = |workers: &mut BTreeMap<String, Worker>| {
+            workers.entry(key.clone()).or_default().clone()
+        };
+        let mut set = |workers: &mut BTreeMap<String, Worker>,
+                       f: &dyn Fn(&mut Worker) -> Option<String>| {
             let e = workers.entry(key.clone()).or_default();
             if let Some(c) = f(e) {
                 conflicts.push(c);
@@ -127,7 +130,12 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
         };
         // --- identity
         if let Some(i) = line.find("vLLM API server version") {
-            let v = line[i + 23..].trim().split_whitespace().next().unwrap_or("").to_string();
+            let v = line[i + 23..]
+                .trim()
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_string();
             versions.push(v);
             if let Some(pid) = key.rsplit("pid=").next().filter(|_| key.contains("pid=")) {
                 api_pids.push(pid.to_string());
@@ -143,7 +151,13 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
             let v: String = line[i + 13..].chars().take_while(|c| *c != ')').collect();
             versions.push(v);
             // the config after "with config:" identifies the run
-            engine_inits.push(line.split("with config:").nth(1).unwrap_or("").trim().to_string());
+            engine_inits.push(
+                line.split("with config:")
+                    .nth(1)
+                    .unwrap_or("")
+                    .trim()
+                    .to_string(),
+            );
             if let Some(v) = kw_value(line, "model") {
                 model.get_or_insert(v.to_string());
             }
@@ -211,7 +225,10 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
                 s.kv_cache_memory_given = true;
             }
         }
-        if let Some(v) = number_after(line, "Chunked prefill is enabled with max_num_batched_tokens=") {
+        if let Some(v) = number_after(
+            line,
+            "Chunked prefill is enabled with max_num_batched_tokens=",
+        ) {
             s.max_num_batched_tokens = Some(v as u64);
         }
         if let Some(v) = number_after(line, "Using max model len ") {
@@ -224,12 +241,21 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
             }
         }
         // --- weights
-        for marker in ["Model loading took", "Loading model weights took", "model weights take"] {
+        for marker in [
+            "Model loading took",
+            "Loading model weights took",
+            "model weights take",
+        ] {
             if let Some(b) = size_after(line, marker) {
                 set(&mut workers, &|e: &mut Worker| {
                     let old = e.weights.replace(b);
-                    old.filter(|o| o.abs_diff(b) > (1 << 24))
-                        .map(|o| format!("weights {:.2} and {:.2} GiB", o as f64 / 1073741824.0, b as f64 / 1073741824.0))
+                    old.filter(|o| o.abs_diff(b) > (1 << 24)).map(|o| {
+                        format!(
+                            "weights {:.2} and {:.2} GiB",
+                            o as f64 / 1073741824.0,
+                            b as f64 / 1073741824.0
+                        )
+                    })
                 });
             }
         }
@@ -289,8 +315,10 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
                 .nth(1)
                 .and_then(|r| r.split(',').nth(1))
                 .and_then(super::scan::leading_number);
-            let weights = size_after(line, "Actual usage is").filter(|_| line.contains("for weight"));
-            let consumed = size_after(line, "Actual usage is").filter(|_| line.contains("for consumed memory"));
+            let weights =
+                size_after(line, "Actual usage is").filter(|_| line.contains("for weight"));
+            let consumed = size_after(line, "Actual usage is")
+                .filter(|_| line.contains("for consumed memory"));
             let act = line
                 .split("GiB for peak activation")
                 .next()
@@ -354,7 +382,10 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
                 });
             }
         }
-        if let Some(i) = line.find("reserved ").filter(|_| line.contains("as specified by kv_cache_memory_bytes")) {
+        if let Some(i) = line
+            .find("reserved ")
+            .filter(|_| line.contains("as specified by kv_cache_memory_bytes"))
+        {
             s.kv_cache_memory_given = true;
             if let Some(k) = size_after(&line[i..], "reserved ") {
                 set(&mut workers, &|e: &mut Worker| {
@@ -395,7 +426,9 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
             outcome = Outcome::NoKvMemory;
         }
         if line.contains("KV cache is needed, which is larger than the available KV cache memory")
-            || line.contains("is larger than the maximum number of tokens that can be stored in KV cache")
+            || line.contains(
+                "is larger than the maximum number of tokens that can be stored in KV cache",
+            )
         {
             outcome = Outcome::InsufficientKv;
             if let Some(v) = number_after(line, "estimated maximum model length is ") {
@@ -408,7 +441,9 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
                 });
             }
         }
-        if (line.contains("CUDA out of memory") || line.contains("OutOfMemoryError")) && outcome == Outcome::Started {
+        if (line.contains("CUDA out of memory") || line.contains("OutOfMemoryError"))
+            && outcome == Outcome::Started
+        {
             outcome = Outcome::OutOfMemory;
         }
     }
@@ -483,7 +518,10 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
     m.cuda_graph_estimate_bytes = b.graph_estimate;
     m.requested_bytes = b.requested;
     m.free_at_start_bytes = b.free;
-    let total = b.total.or_else(|| workers.values().find_map(|w| w.total)).or(equiv_total);
+    let total = b
+        .total
+        .or_else(|| workers.values().find_map(|w| w.total))
+        .or(equiv_total);
     if m.weights_bytes.is_none() {
         warnings.push("no 'Model loading took' line: the weights stay predicted".into());
     }

@@ -352,7 +352,11 @@ impl VllmConfig {
             // must take a whole prompt, so max_num_batched_tokens = max(max_model_len, 2048)
             // (config.py SchedulerConfig) and the profile run is that many tokens.
             let chunked = max_model_len > 32768;
-            let t = if chunked { 2048 } else { max_model_len.max(2048) };
+            let t = if chunked {
+                2048
+            } else {
+                max_model_len.max(2048)
+            };
             return (t, seqs);
         }
         let tokens = self.max_num_batched_tokens.unwrap_or_else(|| {

@@ -94,7 +94,11 @@ impl Calibrated {
             .weights_bytes
             .filter(|_| pred_w_max > 0)
             .map(|w| w as f64 / pred_w_max as f64);
-        let model_len = if spec.n_ctx_train > 0 { spec.n_ctx_train } else { 2048 };
+        let model_len = if spec.n_ctx_train > 0 {
+            spec.n_ctx_train
+        } else {
+            2048
+        };
         let len = match lc.max_model_len {
             MaxModelLen::Tokens(n) => n,
             _ => model_len,
@@ -142,11 +146,36 @@ impl Calibrated {
                 v.push(format!("{name} {b} (log: {a})"));
             }
         };
-        differs("--gpu-memory-utilization", lc.gpu_memory_utilization.to_string(), cfg.gpu_memory_utilization.to_string(), &mut what_if);
-        differs("--max-num-batched-tokens", mnbt.to_string(), cmnbt.to_string(), &mut what_if);
-        differs("--max-num-seqs", mns.to_string(), cmns.to_string(), &mut what_if);
-        differs("--tensor-parallel-size", lc.tensor_parallel_size.to_string(), cfg.tensor_parallel_size.to_string(), &mut what_if);
-        differs("--pipeline-parallel-size", lc.pipeline_parallel_size.to_string(), cfg.pipeline_parallel_size.to_string(), &mut what_if);
+        differs(
+            "--gpu-memory-utilization",
+            lc.gpu_memory_utilization.to_string(),
+            cfg.gpu_memory_utilization.to_string(),
+            &mut what_if,
+        );
+        differs(
+            "--max-num-batched-tokens",
+            mnbt.to_string(),
+            cmnbt.to_string(),
+            &mut what_if,
+        );
+        differs(
+            "--max-num-seqs",
+            mns.to_string(),
+            cmns.to_string(),
+            &mut what_if,
+        );
+        differs(
+            "--tensor-parallel-size",
+            lc.tensor_parallel_size.to_string(),
+            cfg.tensor_parallel_size.to_string(),
+            &mut what_if,
+        );
+        differs(
+            "--pipeline-parallel-size",
+            lc.pipeline_parallel_size.to_string(),
+            cfg.pipeline_parallel_size.to_string(),
+            &mut what_if,
+        );
         Calibrated {
             cal,
             weight_factor,
@@ -154,6 +183,13 @@ impl Calibrated {
             prof_log,
             what_if,
         }
+    }
+
+    /// False when the log's weights are not this model's (measured ÷ predicted outside
+    /// 0.8–1.25: another model, or another quantization): such a calibration is not applied,
+    /// which also guards logs that do not name their model.
+    pub fn plausible(&self) -> bool {
+        self.weight_factor.is_none_or(|f| (0.8..=1.25).contains(&f))
     }
 
     /// The release the log was written by (used when the command names none).
@@ -182,8 +218,15 @@ impl Calibrated {
             let mut p = *prof;
             p.cuda_graph_bytes = graph;
             let other_new = (other_log + charged(&p, charged_now) - pred_log).max(0) as u64;
-            let nt = m.non_torch_bytes.unwrap_or(prof.non_torch_bytes).min(other_new);
-            let graph_charged = if charged_now { graph.min(other_new - nt) } else { 0 };
+            let nt = m
+                .non_torch_bytes
+                .unwrap_or(prof.non_torch_bytes)
+                .min(other_new);
+            let graph_charged = if charged_now {
+                graph.min(other_new - nt)
+            } else {
+                0
+            };
             prof.non_torch_bytes = nt;
             prof.activation_bytes = other_new - nt - graph_charged;
             prof.cuda_graph_bytes = if charged_now { graph_charged } else { graph };
@@ -210,7 +253,10 @@ impl Calibrated {
         let pool = self.other.is_some();
         vec![
             ("weights_bytes".into(), tag(self.weight_factor.is_some())),
-            ("compute_bytes + overhead_bytes + charged cuda_graph_bytes".into(), tag(pool)),
+            (
+                "compute_bytes + overhead_bytes + charged cuda_graph_bytes".into(),
+                tag(pool),
+            ),
             ("kv_cache_bytes".into(), tag(pool)),
         ]
     }

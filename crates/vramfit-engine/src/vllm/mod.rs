@@ -30,7 +30,11 @@ use crate::hardware::{Gpu, Hardware};
 use vramfit_model::{ModelSpec, WeightSet};
 
 /// The calibration in force ([`crate::calibrate::registry`]) for this command on this GPU.
-fn find_calibration(spec: &ModelSpec, cfg: &VllmConfig, gpu: &Gpu) -> Option<crate::calibrate::Calibration> {
+fn find_calibration(
+    spec: &ModelSpec,
+    cfg: &VllmConfig,
+    gpu: &Gpu,
+) -> Option<crate::calibrate::Calibration> {
     let version = cfg.version_given.then(|| cfg.version.to_string());
     crate::calibrate::registry::find("vllm", &cfg.model, version.as_deref(), gpu)
         .or_else(|| crate::calibrate::registry::find("vllm", &spec.id, version.as_deref(), gpu))
@@ -43,12 +47,18 @@ pub(crate) fn calibrated_for(
     cfg: &VllmConfig,
     gpu: &Gpu,
 ) -> Option<calibrated::Calibrated> {
-    find_calibration(spec, cfg, gpu).map(|c| calibrated::Calibrated::new(spec, weights, cfg, gpu, c))
+    find_calibration(spec, cfg, gpu)
+        .map(|c| calibrated::Calibrated::new(spec, weights, cfg, gpu, c))
+        .filter(|c| c.plausible())
 }
 
 /// A command that names no release, evaluated with a calibration, takes the log's release (and
 /// its default utilization when the command sets none).
-pub(crate) fn with_calibration_version(spec: &ModelSpec, cfg: &VllmConfig, hw: &Hardware) -> Option<VllmConfig> {
+pub(crate) fn with_calibration_version(
+    spec: &ModelSpec,
+    cfg: &VllmConfig,
+    hw: &Hardware,
+) -> Option<VllmConfig> {
     if cfg.version_given {
         return None;
     }

@@ -413,7 +413,11 @@ pub(super) fn evaluate(
     if let Some(c) = &calib {
         settings.push((
             "calibration".into(),
-            format!("{} ({})", c.cal.source, crate::calibrate::store::key(&c.cal)),
+            format!(
+                "{} ({})",
+                c.cal.source,
+                crate::calibrate::store::key(&c.cal)
+            ),
         ));
         for (what, how) in c.provenance() {
             settings.push((format!("source of {what}"), how));

@@ -51,8 +51,10 @@ pub fn fill_from_command(cal: &mut Calibration, command: &[String]) -> Result<()
             let c = vramfit_engine::vllm::parse(&cmd, cal.engine_version.as_deref())
                 .map_err(|e| CliError::input(e.to_string()))?;
             s.tensor_parallel_size.get_or_insert(c.tensor_parallel_size);
-            s.pipeline_parallel_size.get_or_insert(c.pipeline_parallel_size);
-            s.gpu_memory_utilization.get_or_insert(c.gpu_memory_utilization);
+            s.pipeline_parallel_size
+                .get_or_insert(c.pipeline_parallel_size);
+            s.gpu_memory_utilization
+                .get_or_insert(c.gpu_memory_utilization);
             if let Some(v) = c.max_num_batched_tokens {
                 s.max_num_batched_tokens.get_or_insert(v);
             }
@@ -72,7 +74,8 @@ pub fn fill_from_command(cal: &mut Calibration, command: &[String]) -> Result<()
             }
         }
         Some(EngineKind::Sglang) if cal.engine == "sglang" => {
-            let c = vramfit_engine::sglang::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
+            let c =
+                vramfit_engine::sglang::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
             s.tensor_parallel_size.get_or_insert(c.tp_size);
             s.pipeline_parallel_size.get_or_insert(c.pp_size);
             if let Some(v) = c.mem_fraction_static {
@@ -100,8 +103,7 @@ pub fn read_text(path: &str) -> Result<String, CliError> {
             .take(MAX_LOG_BYTES as u64)
             .read_to_end(&mut buf)
     } else {
-        std::fs::File::open(path)
-            .and_then(|f| f.take(MAX_LOG_BYTES as u64).read_to_end(&mut buf))
+        std::fs::File::open(path).and_then(|f| f.take(MAX_LOG_BYTES as u64).read_to_end(&mut buf))
     };
     res.map_err(|e| CliError::input(format!("cannot read log '{path}': {e}")))?;
     Ok(String::from_utf8_lossy(&buf).into_owned())
@@ -210,13 +212,30 @@ fn report(c: &Calibration, key: &str, path: Option<&Path>) -> String {
     line("activation peak", m.activation_bytes.map(gib));
     line("non-torch", m.non_torch_bytes.map(gib));
     line("consumed (weights+non-torch)", m.consumed_bytes.map(gib));
-    line("CUDA graphs, estimate", m.cuda_graph_estimate_bytes.map(gib));
+    line(
+        "CUDA graphs, estimate",
+        m.cuda_graph_estimate_bytes.map(gib),
+    );
     line("CUDA graphs, captured", m.cuda_graph_bytes.map(gib));
-    line("available KV cache", m.available_kv_bytes.map(|b| gib(b.max(0) as u64)));
+    line(
+        "available KV cache",
+        m.available_kv_bytes.map(|b| gib(b.max(0) as u64)),
+    );
     line("GPU blocks", m.num_gpu_blocks.map(|b| b.to_string()));
-    line("KV cache tokens", m.kv_tokens.or(m.max_total_num_tokens).map(|b| b.to_string()));
-    line("max concurrency", m.max_concurrency.map(|c| format!("{c:.2}x")));
-    line("free after weights (SGLang)", m.avail_after_load_bytes.map(gib));
+    line(
+        "KV cache tokens",
+        m.kv_tokens
+            .or(m.max_total_num_tokens)
+            .map(|b| b.to_string()),
+    );
+    line(
+        "max concurrency",
+        m.max_concurrency.map(|c| format!("{c:.2}x")),
+    );
+    line(
+        "free after weights (SGLang)",
+        m.avail_after_load_bytes.map(gib),
+    );
     for (i, b) in m.device_model_bytes.iter().enumerate() {
         line(&format!("device {i} model buffer"), Some(gib(*b)));
     }

@@ -53,7 +53,8 @@ pub fn run(args: Args) -> CmdResult {
             if c.model.is_empty() {
                 // a log without its start: it is taken as the command's deployment
                 c.model = super::from_log::command_model(&args.command).unwrap_or_default();
-                c.warnings.push("the log names no model: taken as the command's".into());
+                c.warnings
+                    .push("the log names no model: taken as the command's".into());
             }
             Some(c)
         }

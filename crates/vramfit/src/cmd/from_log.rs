@@ -10,7 +10,11 @@ use vramfit_engine::{Hardware, MemoryPlan, Verdict};
 
 /// The GPUs to evaluate on: `--gpu` when given, else the log's (its name in the catalog, else
 /// its total), as many as the log's tensor × pipeline parallel.
-pub fn hardware(cal: &Calibration, gpu: Option<&str>, free: Option<&str>) -> Result<Hardware, CliError> {
+pub fn hardware(
+    cal: &Calibration,
+    gpu: Option<&str>,
+    free: Option<&str>,
+) -> Result<Hardware, CliError> {
     if gpu.is_some() {
         return gpu_spec::hardware(gpu, free);
     }
@@ -33,7 +37,11 @@ pub fn hardware(cal: &Calibration, gpu: Option<&str>, free: Option<&str>) -> Res
 fn apply_llamacpp(plan: &mut MemoryPlan, cal: &Calibration) -> bool {
     let m = &cal.measured;
     let kv_log: u64 = m.device_kv_bytes.iter().sum();
-    let kv_plan: u64 = plan.devices.iter().map(|d| d.kv_cache_bytes.max(0) as u64).sum();
+    let kv_plan: u64 = plan
+        .devices
+        .iter()
+        .map(|d| d.kv_cache_bytes.max(0) as u64)
+        .sum();
     let same = m.device_model_bytes.len() == plan.devices.len()
         && kv_log > 0
         && (kv_log as f64 - kv_plan as f64).abs() <= 0.01 * kv_log as f64;
@@ -64,8 +72,10 @@ fn apply_llamacpp(plan: &mut MemoryPlan, cal: &Calibration) -> bool {
 pub fn finish(plan: &mut MemoryPlan, cal: &Calibration) -> Result<Value, CliError> {
     let applied = match plan.engine.as_str() {
         "llama.cpp" if cal.engine == "llama.cpp" => apply_llamacpp(plan, cal),
-        _ => plan.settings.iter().any(|(k, _)| k == "calibration")
-            || plan.notes.iter().any(|n| n.starts_with("calibrated from")),
+        _ => {
+            plan.settings.iter().any(|(k, _)| k == "calibration")
+                || plan.notes.iter().any(|n| n.starts_with("calibrated from"))
+        }
     };
     if cal.engine != plan.engine {
         return Err(CliError::input(format!(
@@ -94,7 +104,11 @@ pub fn block(plan: &MemoryPlan, cal: &Calibration) -> Value {
         }
     }
     if sources.is_empty() {
-        let tag = if plan.engine == "llama.cpp" { "measured" } else { "measured where the layout matches the log's" };
+        let tag = if plan.engine == "llama.cpp" {
+            "measured"
+        } else {
+            "measured where the layout matches the log's"
+        };
         for k in ["weights_bytes", "compute_bytes", "kv_cache_bytes"] {
             sources.insert(k.into(), Value::String(tag.into()));
         }
@@ -127,7 +141,9 @@ pub fn command_model(command: &[String]) -> Option<String> {
     use vramfit_engine::cmdline::{Command, EngineKind};
     let cmd = Command::parse(command).ok()?;
     match cmd.engine {
-        Some(EngineKind::Vllm) => vramfit_engine::vllm::parse(&cmd, None).ok().map(|c| c.model),
+        Some(EngineKind::Vllm) => vramfit_engine::vllm::parse(&cmd, None)
+            .ok()
+            .map(|c| c.model),
         Some(EngineKind::Sglang) => vramfit_engine::sglang::parse(&cmd).ok().map(|c| c.model),
         _ => None,
     }
