@@ -60,7 +60,7 @@ pub fn run(args: Args) -> CmdResult {
             fmt_bytes(MAX_FILE_BYTES)
         )));
     }
-    let file = std::fs::File::open(&args.file).map_err(cannot_read)?;
+    let file = open_without_waiting(&args.file, meta.is_file()).map_err(cannot_read)?;
     // two handles: one thread reads ahead for the memo keys while the other decodes
     let (first, second, len) = if meta.is_file() {
         let again = std::fs::File::open(&args.file).map_err(cannot_read)?;
@@ -100,6 +100,28 @@ pub fn run(args: Args) -> CmdResult {
 /// Copies a pipe or device into a temporary file, so it can be read in two passes with the caps
 /// of a file its size: at most [`MAX_FILE_BYTES`], and only after its first two bytes show a
 /// pickle (`/dev/zero` fails at once). Returns two handles on it; its name is already removed.
+/// Opens the input. A named pipe is opened without waiting for a writer (a plain `open` of a FIFO
+/// nobody writes to blocks forever), then switched back to blocking reads: with no writer the
+/// first read sees the end of the stream, and the empty input is refused as not a pickle.
+fn open_without_waiting(path: &std::path::Path, regular: bool) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    if regular {
+        return std::fs::File::open(path);
+    }
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    // SAFETY: fcntl on a descriptor this function owns; F_GETFL/F_SETFL read and set its flags only
+    let fd = f.as_raw_fd();
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(f)
+}
+
 fn spool(
     mut input: std::fs::File,
     name: &str,
