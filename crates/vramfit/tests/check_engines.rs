@@ -2,27 +2,11 @@
 //! (an empty HF cache: catalog models resolve from the embedded catalog).
 
 use serde_json::Value;
-use std::process::Command;
+
+mod common;
 
 fn check(args: &[&str]) -> (i32, Value, String) {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_vramfit"))
-        .arg("check")
-        .args(args)
-        .env("HF_HUB_OFFLINE", "1")
-        .env("HF_HOME", tmp.path().join("hf"))
-        .env("HF_HUB_CACHE", tmp.path().join("hf/hub"))
-        .env("NO_COLOR", "1")
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let json = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-    (
-        out.status.code().unwrap_or(-1),
-        json,
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+    common::check_cli(args)
 }
 
 #[test]

@@ -6,22 +6,10 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn check(args: &[&str]) -> (i32, Value, String) {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_vramfit"))
-        .arg("check")
-        .args(args)
-        .env("HF_HUB_OFFLINE", "1")
-        .env("HF_HOME", tmp.path().join("hf"))
-        .env("HF_HUB_CACHE", tmp.path().join("hf/hub"))
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+    common::check_cli(args)
 }
 
 fn notes(j: &Value) -> String {

@@ -3,26 +3,11 @@
 //! "did you mean" and a remedy. Through the real binary, offline.
 
 use serde_json::Value;
-use std::process::Command;
+
+mod common;
 
 fn check(args: &[&str]) -> (i32, Value, String) {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_vramfit"))
-        .arg("check")
-        .args(args)
-        .env("HF_HUB_OFFLINE", "1")
-        .env("HF_HOME", tmp.path().join("hf"))
-        .env("HF_HUB_CACHE", tmp.path().join("hf/hub"))
-        .env("NO_COLOR", "1")
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    (
-        out.status.code().unwrap_or(-1),
-        serde_json::from_str(&stdout).unwrap_or(Value::Null),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
+    common::check_cli(args)
 }
 
 /// Issue 11: Qwen3-4B-Instruct-2507's default context is 262144; its KV cache alone is

@@ -80,3 +80,26 @@ pub fn planned_hw(p: &Plan, given: &Hardware) -> Hardware {
     }
     h
 }
+
+/// `vramfit check ARGS` through the real binary: offline, an empty HF cache and no stored
+/// calibration of its own, in a scratch working directory. Returns the exit code, stdout as JSON
+/// (`Null` when it is not JSON) and stderr.
+pub fn check_cli(args: &[&str]) -> (i32, serde_json::Value, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vramfit"))
+        .arg("check")
+        .args(args)
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HOME", tmp.path().join("hf"))
+        .env("HF_HUB_CACHE", tmp.path().join("hf/hub"))
+        .env("VRAMFIT_CALIBRATION", "off")
+        .env("NO_COLOR", "1")
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
