@@ -119,7 +119,9 @@ pub fn read_log_limited(
             stopped = true;
             break;
         }
-        let want = chunk.len().min(usize::try_from(limit - total).unwrap_or(usize::MAX));
+        let want = chunk
+            .len()
+            .min(usize::try_from(limit - total).unwrap_or(usize::MAX));
         let n = match r.read(&mut chunk[..want]) {
             Ok(0) => break,
             Ok(n) => n,

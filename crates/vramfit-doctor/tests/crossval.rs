@@ -170,7 +170,11 @@ fn cross_validated_accuracy() {
     let s = score("seen (rules written looking at these)", &seen, true);
     let h = score("holdout (diagnosed only for this measurement)", &held, true);
     let held2 = holdout2_fold();
-    let h2 = score("holdout2 (gathered after the holdout's measurement)", &held2, true);
+    let h2 = score(
+        "holdout2 (gathered after the holdout's measurement)",
+        &held2,
+        true,
+    );
     let all: Vec<Case> = seen.into_iter().chain(held).chain(held2).collect();
     let a = score("all reports with an established cause", &all, false);
     assert!(

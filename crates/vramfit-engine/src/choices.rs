@@ -82,8 +82,9 @@ pub const MODEL_DTYPES: &[&str] = &["auto", "half", "float16", "bfloat16", "floa
 
 /// SGLang `--kv-cache-dtype`: python/sglang/srt/server_args.py choices (v0.4 `auto`, `fp8_e5m2`,
 /// `fp8_e4m3`; v0.5 adds `bf16`, `bfloat16`, `fp4_e2m1`).
-pub const SGLANG_KV_CACHE_DTYPES: &[&str] =
-    &["auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1"];
+pub const SGLANG_KV_CACHE_DTYPES: &[&str] = &[
+    "auto", "fp8_e5m2", "fp8_e4m3", "bf16", "bfloat16", "fp4_e2m1",
+];
 
 /// SGLang `--quantization`: python/sglang/srt/server_args.py `QUANTIZATION_CHOICES` (v0.4.x to
 /// v0.5.x main).
@@ -144,15 +145,32 @@ mod tests {
 
     #[test]
     fn the_engines_values_pass_and_nonsense_does_not() {
-        assert!(check("vLLM", "--kv-cache-dtype", Some("fp8"), VLLM_KV_CACHE_DTYPES).is_ok());
+        assert!(check(
+            "vLLM",
+            "--kv-cache-dtype",
+            Some("fp8"),
+            VLLM_KV_CACHE_DTYPES
+        )
+        .is_ok());
         assert!(check("vLLM", "--quantization", Some("awq"), VLLM_QUANTIZATIONS).is_ok());
         assert!(check("vLLM", "--dtype", None, MODEL_DTYPES).is_ok());
-        let e = check("vLLM", "--kv-cache-dtype", Some("fp3"), VLLM_KV_CACHE_DTYPES)
-            .unwrap_err()
-            .to_string();
+        let e = check(
+            "vLLM",
+            "--kv-cache-dtype",
+            Some("fp3"),
+            VLLM_KV_CACHE_DTYPES,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("\"fp3\"") && e.contains("fp8_e5m2"), "{e}");
         assert!(check("vLLM", "--quantization", Some("magic"), VLLM_QUANTIZATIONS).is_err());
         assert!(check("SGLang", "--dtype", Some("float1024"), MODEL_DTYPES).is_err());
-        assert!(check("SGLang", "--kv-cache-dtype", Some("fp8"), SGLANG_KV_CACHE_DTYPES).is_err());
+        assert!(check(
+            "SGLang",
+            "--kv-cache-dtype",
+            Some("fp8"),
+            SGLANG_KV_CACHE_DTYPES
+        )
+        .is_err());
     }
 }

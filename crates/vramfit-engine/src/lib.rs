@@ -4,8 +4,8 @@
 //! (flags → its config, with its defaults by version) and its memory model
 //! (`ModelSpec` × config × `Hardware` → [`MemoryPlan`]).
 
-pub mod choices;
 pub mod calibrate;
+pub mod choices;
 pub mod cmdline;
 pub mod error;
 pub mod extras;

@@ -5,9 +5,9 @@
 
 use crate::error::PlanError;
 use crate::request::GGUF_LADDER;
-use vramfit_model::{ModelSpec, TensorDtype};
 use vramfit_model::resolve::{resolve, ResolveOptions, Resolved};
 use vramfit_model::{layout, quant, GgmlType, WeightSet};
+use vramfit_model::{ModelSpec, TensorDtype};
 
 /// Resolve a model (local path, HF cache, catalog, Hub) with the environment's options.
 pub fn load(model: &str) -> Result<Resolved, PlanError> {
@@ -190,13 +190,19 @@ impl Model {
 
     /// Every quant a table or plan may name even without a known repo (`table` shows the
     /// memory of each quant; only commands are limited to published files).
-    pub fn ggufs_any(&self, quants: Option<&[String]>) -> Result<Vec<(String, WeightSet)>, PlanError> {
+    pub fn ggufs_any(
+        &self,
+        quants: Option<&[String]>,
+    ) -> Result<Vec<(String, WeightSet)>, PlanError> {
         if self.gguf_file() {
             return self.ggufs(quants);
         }
         let list: Vec<String> = match quants {
             Some(q) => q.iter().map(|s| s.to_ascii_uppercase()).collect(),
-            None => match self.catalog_id().and_then(vramfit_model::catalog::gguf_repos::native_quant) {
+            None => match self
+                .catalog_id()
+                .and_then(vramfit_model::catalog::gguf_repos::native_quant)
+            {
                 Some(n) => vec![n],
                 None => GGUF_LADDER.iter().map(|s| s.to_string()).collect(),
             },

@@ -4,10 +4,10 @@
 //! GPTQ, FP8 repo of the catalog) needs.
 
 use crate::headroom;
-use crate::llamacpp::Setup;
-use crate::request::{Engine, Request};
 use crate::llamacpp::llama_plans;
+use crate::llamacpp::Setup;
 use crate::model::Model;
+use crate::request::{Engine, Request};
 use vramfit_engine::Hardware;
 use vramfit_model::units::fmt_bytes;
 
@@ -24,7 +24,9 @@ fn first_llama(
         let s = Setup::new(m.spec(), &w, m.llama_args(&name), name.clone(), hw, h);
         // within the host RAM there is (the same rule as fit's)
         let ram_ok = |p: &crate::plan::Plan| match hw.host_ram_bytes {
-            Some(ram) => p.host_bytes() == 0 || p.host_bytes() + 2 * vramfit_model::units::GIB <= ram,
+            Some(ram) => {
+                p.host_bytes() == 0 || p.host_bytes() + 2 * vramfit_model::units::GIB <= ram
+            }
             None => true,
         };
         if let Some(p) = llama_plans(&s, req).into_iter().find(|p| ram_ok(p)) {

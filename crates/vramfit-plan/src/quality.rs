@@ -147,7 +147,14 @@ pub fn checkpoint_kld(at_load: Option<&str>) -> f64 {
     match at_load.map(|s| s.to_ascii_lowercase()) {
         None => 0.0,
         Some(s) if s.contains("fp8") || s.contains("int8") || s.contains("8bit") => 0.001355,
-        Some(s) if s.contains("nf4") || s.contains("bnb") || s.contains("bitsandbytes") || s.contains("4bit") => 0.071940,
+        Some(s)
+            if s.contains("nf4")
+                || s.contains("bnb")
+                || s.contains("bitsandbytes")
+                || s.contains("4bit") =>
+        {
+            0.071940
+        }
         Some(_) => 0.0,
     }
 }
@@ -193,7 +200,9 @@ mod tests {
 
     #[test]
     fn measured_order_of_the_gguf_ladder() {
-        let ladder = ["BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "IQ3_XXS", "Q2_K"];
+        let ladder = [
+            "BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "IQ3_XXS", "Q2_K",
+        ];
         let k: Vec<f64> = ladder.iter().map(|q| gguf_kld(q).unwrap()).collect();
         assert!(k.windows(2).all(|w| w[0] < w[1]), "{k:?}");
         assert_eq!(Tier::of(gguf_kld("Q4_K_M").unwrap()), Tier::Good);

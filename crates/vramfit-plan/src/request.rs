@@ -121,12 +121,13 @@ impl Request {
     /// What a usable default answer must give for a model of `n_ctx_train` tokens
     /// ([`crate::plan::Usable`]).
     pub fn usable(&self, n_ctx_train: u64) -> crate::plan::Usable {
-        let own = if n_ctx_train > 0 { n_ctx_train } else { crate::plan::USABLE_CONTEXT };
+        let own = if n_ctx_train > 0 {
+            n_ctx_train
+        } else {
+            crate::plan::USABLE_CONTEXT
+        };
         crate::plan::Usable {
-            context: self
-                .context
-                .unwrap_or(crate::plan::USABLE_CONTEXT)
-                .min(own),
+            context: self.context.unwrap_or(crate::plan::USABLE_CONTEXT).min(own),
             concurrency: self.concurrency.unwrap_or(1),
         }
     }

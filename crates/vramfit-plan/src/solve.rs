@@ -154,7 +154,13 @@ pub fn fit(m: &Model, hw: &Hardware, req: &Request) -> Result<FitResult, PlanErr
     if let Some(ram) = hw.host_ram_bytes {
         let before = plans.len();
         let os = 2 * vramfit_model::units::GIB;
-        let need = |p: &Plan| if p.host_bytes() > 0 { p.host_bytes() + os } else { 0 };
+        let need = |p: &Plan| {
+            if p.host_bytes() > 0 {
+                p.host_bytes() + os
+            } else {
+                0
+            }
+        };
         let most = plans.iter().map(need).max().unwrap_or(0);
         plans.retain(|p| need(p) <= ram);
         if plans.len() < before {

@@ -8,8 +8,8 @@
 use crate::error::PlanError;
 use crate::headroom;
 use crate::llamacpp::{self, Knobs};
-use crate::request::{Engine, Goal, Request};
 use crate::model::Model;
+use crate::request::{Engine, Goal, Request};
 use crate::vllm;
 use serde::Serialize;
 use vramfit_engine::{Gpu, Hardware};

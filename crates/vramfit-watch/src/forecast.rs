@@ -167,8 +167,14 @@ fn refine_hinge(series: &GpuSeries, fit: LinearFit) -> LinearFit {
     }
     let sse = |f: &dyn Fn(f64) -> f64| pts.iter().map(|(t, y)| (y - f(*t)).powi(2)).sum::<f64>();
     let line_sse = sse(&|t| fit.fitted_now - fit.slope * (now - t));
-    let plain_se = fit_line(pts.iter().copied()).map(|f| f.slope_se).unwrap_or(0.0);
-    let widen = if plain_se > 0.0 { fit.slope_se / plain_se } else { 1.0 };
+    let plain_se = fit_line(pts.iter().copied())
+        .map(|f| f.slope_se)
+        .unwrap_or(0.0);
+    let widen = if plain_se > 0.0 {
+        fit.slope_se / plain_se
+    } else {
+        1.0
+    };
     let mut best: Option<(f64, LinearFit)> = None;
     // break points over the first 70 % of the window, 24 steps
     for k in 1..=24 {
@@ -199,7 +205,11 @@ fn refine_hinge(series: &GpuSeries, fit: LinearFit) -> LinearFit {
     }
     match best {
         // one more parameter than the line: an F statistic of 10 (p ≈ 0.002 at these sizes)
-        Some((h_sse, h)) if (line_sse - h_sse) / (h_sse / (pts.len() - 3) as f64).max(1e-9) > 10.0 => h,
+        Some((h_sse, h))
+            if (line_sse - h_sse) / (h_sse / (pts.len() - 3) as f64).max(1e-9) > 10.0 =>
+        {
+            h
+        }
         _ => fit,
     }
 }

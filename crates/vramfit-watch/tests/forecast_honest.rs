@@ -14,7 +14,10 @@ const GIB: f64 = (1u64 << 30) as f64;
 struct Noise(u64);
 impl Noise {
     fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
     }
 }
@@ -39,7 +42,10 @@ fn sample(t: f64, total: u64, used: f64) -> Tick {
 }
 
 /// (time, forecast time-to-OOM, low, high) of every tick with a forecast, and the first leak alert.
-fn replay(series: impl Iterator<Item = (f64, f64)>, total: u64) -> (Vec<(f64, f64, Option<f64>, Option<f64>)>, Option<f64>) {
+fn replay(
+    series: impl Iterator<Item = (f64, f64)>,
+    total: u64,
+) -> (Vec<(f64, f64, Option<f64>, Option<f64>)>, Option<f64>) {
     let mut m = Monitor::new(DetectConfig::default());
     let mut out = vec![];
     let mut leak = None;
@@ -66,10 +72,18 @@ fn flat_near_full_gives_no_forecast() {
         // 10 minutes at 1 Hz: AR(1) noise of ~0.4 % of the card plus ±0.2 % jitter
         let series = (0..600).map(|i| {
             ar = 0.8 * ar + 0.2 * n.next();
-            (i as f64, total as f64 * (level + 0.01 * ar + 0.002 * n.next()))
+            (
+                i as f64,
+                total as f64 * (level + 0.01 * ar + 0.002 * n.next()),
+            )
         });
         let (fc, leak) = replay(series, total);
-        assert!(fc.is_empty(), "level {level}: {} forecasts, first {:?}", fc.len(), fc.first());
+        assert!(
+            fc.is_empty(),
+            "level {level}: {} forecasts, first {:?}",
+            fc.len(),
+            fc.first()
+        );
         assert_eq!(leak, None);
     }
 }
@@ -78,7 +92,12 @@ fn flat_near_full_gives_no_forecast() {
 fn falling_gives_no_forecast() {
     let total = (80.0 * GIB) as u64;
     let mut n = Noise(9);
-    let series = (0..400).map(|i| (i as f64, total as f64 * (0.95 - 0.0005 * i as f64 + 0.002 * n.next())));
+    let series = (0..400).map(|i| {
+        (
+            i as f64,
+            total as f64 * (0.95 - 0.0005 * i as f64 + 0.002 * n.next()),
+        )
+    });
     let (fc, _) = replay(series, total);
     assert!(fc.is_empty(), "{} forecasts on a falling series", fc.len());
 }
@@ -87,7 +106,13 @@ fn falling_gives_no_forecast() {
 fn linear_climb_forecast_within_20_percent_at_first_leak_alert() {
     let total = (80.0 * GIB) as u64;
     // (MiB/s, noise as a share of the card, seed)
-    for (rate_mib, noise, seed) in [(20.0, 0.002, 5u64), (50.0, 0.002, 6), (50.0, 0.002, 16), (120.0, 0.003, 7), (300.0, 0.001, 8)] {
+    for (rate_mib, noise, seed) in [
+        (20.0, 0.002, 5u64),
+        (50.0, 0.002, 6),
+        (50.0, 0.002, 16),
+        (120.0, 0.003, 7),
+        (300.0, 0.001, 8),
+    ] {
         let rate = rate_mib * (1u64 << 20) as f64;
         let start = 0.4 * total as f64;
         let climb_at = 120.0;
@@ -101,23 +126,31 @@ fn linear_climb_forecast_within_20_percent_at_first_leak_alert() {
         });
         let (fc, leak) = replay(series, total);
         let t_leak = leak.unwrap_or_else(|| panic!("{rate_mib} MiB/s: no leak alert"));
-        let (_, tto, lo, hi) = *fc
-            .iter()
-            .find(|f| f.0 == t_leak)
-            .unwrap_or_else(|| panic!("{rate_mib} MiB/s: no forecast at the leak alert ({t_leak}s)"));
+        let (_, tto, lo, hi) = *fc.iter().find(|f| f.0 == t_leak).unwrap_or_else(|| {
+            panic!("{rate_mib} MiB/s: no forecast at the leak alert ({t_leak}s)")
+        });
         let truth = oom_t - t_leak;
         let err = (tto - truth) / truth;
         println!("{rate_mib} MiB/s: leak at {t_leak}s, forecast {tto:.0}s ({:?}..{:?}), truth {truth:.0}s, {:+.1}%", lo, hi, err * 100.0);
-        assert!(err.abs() <= 0.20, "{rate_mib} MiB/s: forecast {tto:.0}s vs truth {truth:.0}s");
+        assert!(
+            err.abs() <= 0.20,
+            "{rate_mib} MiB/s: forecast {tto:.0}s vs truth {truth:.0}s"
+        );
         // the range is a range: low <= point <= high (high open when the slow end is flat)
         assert!(lo.is_some_and(|l| l <= tto) && hi.is_none_or(|h| h >= tto));
         // nothing forecast before the climb began
-        assert!(fc.iter().all(|f| f.0 > climb_at), "forecast before the climb: {:?}", fc.first());
+        assert!(
+            fc.iter().all(|f| f.0 > climb_at),
+            "forecast before the climb: {:?}",
+            fc.first()
+        );
     }
 }
 
 fn committed(name: &str) -> Vec<(f64, f64, u64)> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/traces").join(name);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/traces")
+        .join(name);
     std::fs::read_to_string(path)
         .unwrap()
         .lines()
@@ -132,7 +165,11 @@ fn committed_traces_leak_within_20_percent_and_none_on_flat() {
     // under 256 MiB free
     let leak = committed("leak.jsonl");
     let total = leak[0].2;
-    let oom_t = leak.iter().find(|p| total - p.1 as u64 <= 256 << 20).unwrap().0;
+    let oom_t = leak
+        .iter()
+        .find(|p| total - p.1 as u64 <= 256 << 20)
+        .unwrap()
+        .0;
     let (fc, t_leak) = replay(leak.iter().map(|p| (p.0, p.1)), total);
     let t_leak = t_leak.expect("leak alert");
     let (_, tto, lo, hi) = *fc.iter().find(|f| f.0 == t_leak).unwrap();
@@ -142,5 +179,9 @@ fn committed_traces_leak_within_20_percent_and_none_on_flat() {
     // stable.jsonl: an H100 serving at ~95 % for ten minutes
     let stable = committed("stable.jsonl");
     let (fc, leak) = replay(stable.iter().map(|p| (p.0, p.1)), stable[0].2);
-    assert!(fc.is_empty() && leak.is_none(), "{} forecasts on the flat trace", fc.len());
+    assert!(
+        fc.is_empty() && leak.is_none(),
+        "{} forecasts on the flat trace",
+        fc.len()
+    );
 }

@@ -78,7 +78,8 @@ fn parse_one(entry: &str) -> Result<Vec<Gpu>, CliError> {
             "--gpu '{e}': a count of {count} GPUs is not supported (1 to 64)"
         )));
     }
-    let signed = rest.starts_with(['-', '+']) && rest[1..].starts_with(|c: char| c.is_ascii_digit());
+    let signed =
+        rest.starts_with(['-', '+']) && rest[1..].starts_with(|c: char| c.is_ascii_digit());
     let bare_number = rest.parse::<f64>().is_ok_and(|n| n < 1000.0);
     if rest.is_empty() || bare_number {
         return Err(CliError::input(format!(
@@ -116,7 +117,9 @@ fn parse_one(entry: &str) -> Result<Vec<Gpu>, CliError> {
 pub fn hardware(spec: Option<&str>, free: Option<&str>) -> Result<Hardware, CliError> {
     if spec.is_some_and(|s| matches!(s.trim().to_ascii_lowercase().as_str(), "none" | "cpu")) {
         if free.is_some() {
-            return Err(CliError::input("--gpu-free has no GPU to apply to with --gpu none: drop it"));
+            return Err(CliError::input(
+                "--gpu-free has no GPU to apply to with --gpu none: drop it",
+            ));
         }
         return Ok(cpu_only());
     }

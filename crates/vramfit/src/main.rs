@@ -5,9 +5,9 @@
 //! one-line error on bad input (2), or 1 where the answer itself is "does not fit".
 
 mod cmd;
-mod live;
 mod error;
 mod gpu_spec;
+mod live;
 mod output;
 mod render;
 

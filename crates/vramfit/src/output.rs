@@ -129,6 +129,9 @@ mod tests {
         let r = "error: unexpected argument '--x' found\n\n  tip: to pass '--x' as a value, use '-- --x'\n\nUsage: vramfit check [OPTIONS]\n\nFor more information, try '--help'.\n";
         let l = clap_one_line(r);
         assert!(!l.contains('\n'));
-        assert!(l.starts_with("unexpected argument '--x' found; tip:"), "{l}");
+        assert!(
+            l.starts_with("unexpected argument '--x' found; tip:"),
+            "{l}"
+        );
     }
 }

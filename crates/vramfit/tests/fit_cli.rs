@@ -167,7 +167,14 @@ fn impossible_request_names_the_nearest_fit() {
     assert!(e.contains("; nearest: ") && e.contains("tok/s"), "{e}");
     // a desktop's RAM cannot hold it: no offload plan is offered as the nearest
     let o = vramfit(&[
-        "fit", "deepseek-ai/DeepSeek-V3", "--gpu", "RTX 4060", "--engine", "vllm", "--ram", "64GiB",
+        "fit",
+        "deepseek-ai/DeepSeek-V3",
+        "--gpu",
+        "RTX 4060",
+        "--engine",
+        "vllm",
+        "--ram",
+        "64GiB",
     ]);
     assert_eq!(o.status.code(), Some(2));
     let e = stderr_line(&o);

@@ -23,7 +23,12 @@ fn fit_json(args: &[&str]) -> serde_json::Value {
     a.extend_from_slice(args);
     a.extend_from_slice(&["--ram", "64GiB", "--json"]);
     let o = vramfit(&a);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
@@ -32,7 +37,12 @@ fn text(args: &[&str]) -> String {
     a.extend_from_slice(args);
     a.extend_from_slice(&["--ram", "64GiB"]);
     let o = vramfit(&a);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8(o.stdout).unwrap()
 }
 
@@ -46,7 +56,11 @@ fn names_are_known(v: &serde_json::Value) {
             .map(|x| x.as_str().unwrap())
             .collect();
         if let Some(i) = argv.iter().position(|w| *w == "-hf") {
-            assert!(gguf_repos::is_known_hf_arg(argv[i + 1]), "unknown -hf {}", argv[i + 1]);
+            assert!(
+                gguf_repos::is_known_hf_arg(argv[i + 1]),
+                "unknown -hf {}",
+                argv[i + 1]
+            );
         }
         if p["engine"] == "ollama" {
             let mf = p["settings"]
@@ -74,13 +88,21 @@ fn gpt_oss_20b_on_a_4090_runs_whole_in_native_mxfp4_with_long_context() {
     let v = fit_json(&["openai/gpt-oss-20b", "--gpu", "RTX 4090"]);
     let p = &v["plans"][0];
     assert_eq!(p["gpu_resident"], true, "{}", p["command"]);
-    assert!(p["max_model_len"].as_u64().unwrap() >= 65536, "{}", p["command"]);
+    assert!(
+        p["max_model_len"].as_u64().unwrap() >= 65536,
+        "{}",
+        p["command"]
+    );
     let fmt = p["weight_format"].as_str().unwrap();
     assert!(fmt.starts_with("MXFP4"), "{fmt}");
     // no plan upcasts the MXFP4 experts
     for q in v["plans"].as_array().unwrap() {
         let f = q["weight_format"].as_str().unwrap();
-        assert!(!f.contains("BF16") && !f.contains("Q8_0"), "{}", q["command"]);
+        assert!(
+            !f.contains("BF16") && !f.contains("Q8_0"),
+            "{}",
+            q["command"]
+        );
     }
     // the llama.cpp plan names the native GGUF, as published (~12 GB)
     let l = v["plans"]
@@ -89,7 +111,10 @@ fn gpt_oss_20b_on_a_4090_runs_whole_in_native_mxfp4_with_long_context() {
         .iter()
         .find(|q| q["engine"] == "llama.cpp")
         .unwrap();
-    assert!(l["command"].as_str().unwrap().contains("-hf ggml-org/gpt-oss-20b-GGUF "));
+    assert!(l["command"]
+        .as_str()
+        .unwrap()
+        .contains("-hf ggml-org/gpt-oss-20b-GGUF "));
     let w: u64 = l["devices"][0]["weights_bytes"].as_u64().unwrap()
         + l["host"]["weights_bytes"].as_u64().unwrap();
     assert!((11.0e9..13.0e9).contains(&(w as f64)), "{w}");
@@ -109,14 +134,20 @@ fn qwen3_30b_a3b_on_a_4090_is_gpu_resident_fast_and_long() {
 
 #[test]
 fn qwen3_8b_on_a_3060_and_gemma_3_27b_on_a_4090_are_sensible() {
-    for (m, g) in [("Qwen/Qwen3-8B", "RTX 3060"), ("google/gemma-3-27b-it", "RTX 4090")] {
+    for (m, g) in [
+        ("Qwen/Qwen3-8B", "RTX 3060"),
+        ("google/gemma-3-27b-it", "RTX 4090"),
+    ] {
         let v = fit_json(&[m, "--gpu", g]);
         let p = &v["plans"][0];
         assert_eq!(p["gpu_resident"], true, "{m}: {}", p["command"]);
         assert!(p["max_model_len"].as_u64().unwrap() >= 16384, "{m}");
         assert!(p["est_tokens_per_s"].as_f64().unwrap() >= 20.0, "{m}");
         assert!(
-            matches!(p["quality"].as_str().unwrap(), "lossless" | "near_lossless" | "good"),
+            matches!(
+                p["quality"].as_str().unwrap(),
+                "lossless" | "near_lossless" | "good"
+            ),
             "{m}: {}",
             p["quality"]
         );
@@ -138,14 +169,24 @@ fn llama_70b_on_4_a100_with_vllm_at_16_requests_shortens_the_context() {
     let plans = v["plans"].as_array().unwrap();
     assert!(!plans.is_empty());
     for p in plans {
-        assert!(p["max_concurrency"].as_u64().unwrap() >= 16, "{}", p["command"]);
+        assert!(
+            p["max_concurrency"].as_u64().unwrap() >= 16,
+            "{}",
+            p["command"]
+        );
         assert!(p["max_model_len"].as_u64().unwrap() < 131072);
     }
 }
 
 #[test]
 fn a_model_without_a_known_gguf_repo_says_so_instead_of_inventing_one() {
-    let v = fit_json(&["mistralai/Mistral-7B-v0.1", "--gpu", "RTX 4090", "--engine", "llama.cpp,vllm"]);
+    let v = fit_json(&[
+        "mistralai/Mistral-7B-v0.1",
+        "--gpu",
+        "RTX 4090",
+        "--engine",
+        "llama.cpp,vllm",
+    ]);
     assert!(v["plans"]
         .as_array()
         .unwrap()
@@ -158,8 +199,15 @@ fn a_model_without_a_known_gguf_repo_says_so_instead_of_inventing_one() {
 #[test]
 fn plans_needing_more_host_ram_than_there_is_are_left_out() {
     let o = vramfit(&[
-        "fit", "meta-llama/Llama-3.3-70B-Instruct", "--gpu", "RTX 4090", "--engine", "llama.cpp",
-        "--ram", "16GiB", "--json",
+        "fit",
+        "meta-llama/Llama-3.3-70B-Instruct",
+        "--gpu",
+        "RTX 4090",
+        "--engine",
+        "llama.cpp",
+        "--ram",
+        "16GiB",
+        "--json",
     ]);
     // a 70B needs far more than 16 GiB besides a 24 GiB card: nothing fits, or only plans
     // that keep their host part within it
@@ -173,7 +221,13 @@ fn plans_needing_more_host_ram_than_there_is_are_left_out() {
             assert!(need <= 16 << 30, "{}", p["command"]);
         }
     }
-    let v = fit_json(&["meta-llama/Llama-3.3-70B-Instruct", "--gpu", "RTX 4090", "--engine", "llama.cpp"]);
+    let v = fit_json(&[
+        "meta-llama/Llama-3.3-70B-Instruct",
+        "--gpu",
+        "RTX 4090",
+        "--engine",
+        "llama.cpp",
+    ]);
     assert!(!v["plans"].as_array().unwrap().is_empty());
 }
 
@@ -185,18 +239,40 @@ fn default_text_is_short_and_says_what_it_assumed() {
         ("meta-llama/Llama-3.3-70B-Instruct", "2x RTX 3090"),
     ] {
         let t = text(&[m, "--gpu", g]);
-        assert!(t.lines().count() <= 50, "{m}: {} lines\n{t}", t.lines().count());
+        assert!(
+            t.lines().count() <= 50,
+            "{m}: {} lines\n{t}",
+            t.lines().count()
+        );
         assert!(t.contains("idle headless GPU"), "{t}");
         assert!(t.contains("#1 "), "{t}");
     }
-    let t = text(&["openai/gpt-oss-20b", "--gpu", "RTX 4090", "--gpu-free", "22GiB"]);
+    let t = text(&[
+        "openai/gpt-oss-20b",
+        "--gpu",
+        "RTX 4090",
+        "--gpu-free",
+        "22GiB",
+    ]);
     assert!(!t.contains("idle headless GPU"));
 }
 
 #[test]
 fn snapshot_of_the_default_text() {
-    let t = text(&["openai/gpt-oss-20b", "--gpu", "RTX 4090", "--gpu-free", "23000MiB"]);
+    let t = text(&[
+        "openai/gpt-oss-20b",
+        "--gpu",
+        "RTX 4090",
+        "--gpu-free",
+        "23000MiB",
+    ]);
     insta::assert_snapshot!("gpt_oss_20b_4090", t);
-    let t = text(&["Qwen/Qwen3-30B-A3B", "--gpu", "RTX 4090", "--engine", "llama.cpp"]);
+    let t = text(&[
+        "Qwen/Qwen3-30B-A3B",
+        "--gpu",
+        "RTX 4090",
+        "--engine",
+        "llama.cpp",
+    ]);
     insta::assert_snapshot!("qwen3_30b_a3b_4090_llamacpp", t);
 }

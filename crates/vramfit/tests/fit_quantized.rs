@@ -255,7 +255,10 @@ fn a_model_too_big_for_a_12_or_16_gb_card_gets_its_awq_repo() {
             assert!(e < awq, "{model}: GPU-resident 8-bit ranks first");
         }
         if let (Some(awq), Some(e)) = (awq, eight(false)) {
-            assert!(awq < e, "{model}: offloaded 8-bit ranks after the GPU-resident AWQ");
+            assert!(
+                awq < e,
+                "{model}: offloaded 8-bit ranks after the GPU-resident AWQ"
+            );
         }
     }
 }

@@ -74,7 +74,12 @@ fn assert_refused(o: &Out, needle: &str) {
     assert_eq!(o.code, Some(2), "exit code; stderr: {}", o.stderr);
     assert!(o.stdout.is_empty(), "stdout: {}", o.stdout);
     assert!(o.stderr.starts_with("vramfit: "), "stderr: {:?}", o.stderr);
-    assert_eq!(o.stderr.matches('\n').count(), 1, "one line: {:?}", o.stderr);
+    assert_eq!(
+        o.stderr.matches('\n').count(),
+        1,
+        "one line: {:?}",
+        o.stderr
+    );
     assert!(o.stderr.ends_with('\n'), "{:?}", o.stderr);
     assert!(
         o.stderr.to_lowercase().contains(&needle.to_lowercase()),
@@ -89,14 +94,21 @@ fn refused(args: &[&str], needle: &str) {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hostile").join(name);
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("hostile")
+        .join(name);
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
 }
 
 fn dev_full() -> Stdio {
-    Stdio::from(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+    Stdio::from(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap(),
+    )
 }
 
 fn dev_zero() -> Stdio {
@@ -122,7 +134,15 @@ fn a_full_disk_is_a_one_line_error_for_every_command() {
         &["catalog", "models", "--json"],
         &["inspect", "--json", "Qwen/Qwen3-8B"],
         &["inspect", "Qwen/Qwen3-8B"],
-        &["check", "--gpu", "RTX 4090", "--", "vllm", "serve", "Qwen/Qwen3-8B"],
+        &[
+            "check",
+            "--gpu",
+            "RTX 4090",
+            "--",
+            "vllm",
+            "serve",
+            "Qwen/Qwen3-8B",
+        ],
         &["fit", "Qwen/Qwen3-8B", "--gpu", "RTX 4090"],
         &["table", "Qwen/Qwen3-8B", "--gpus", "RTX 4090"],
     ] {
@@ -171,22 +191,38 @@ fn endless_devices_are_refused_or_stopped() {
     refused(&["snapshot", "/dev/zero"], "not a readable pickle");
     refused(&["inspect", "/dev/zero"], "not a regular file");
     refused(&["inspect", "/dev/urandom"], "not a regular file");
-    refused(&["fit", "/dev/zero", "--gpu", "24GiB"], "not a regular file");
+    refused(
+        &["fit", "/dev/zero", "--gpu", "24GiB"],
+        "not a regular file",
+    );
     let o = check("24GiB", &[], &["llama-server", "-m", "/dev/zero"]);
     assert_refused(&o, "not a regular file");
     let o = check("24GiB", &[], &["vllm", "serve", "/dev/zero"]);
     assert_refused(&o, "not a regular file");
     // stdin from /dev/zero: the stream is read to its cap and refused as binary
-    assert_refused(&run_with(&["doctor", "-"], dev_zero(), Stdio::piped()), "not a log");
-    assert_refused(&run_with(&["doctor"], dev_zero(), Stdio::piped()), "not a log");
+    assert_refused(
+        &run_with(&["doctor", "-"], dev_zero(), Stdio::piped()),
+        "not a log",
+    );
+    assert_refused(
+        &run_with(&["doctor"], dev_zero(), Stdio::piped()),
+        "not a log",
+    );
     let o = run_with(&["inspect", "/dev/stdin"], dev_zero(), Stdio::piped());
     assert_refused(&o, "not a regular file");
     // a named pipe with no writer: opening it would block forever
     let fifo = tmp("fifo").join("model.gguf");
-    if Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+    if Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
         let f = fifo.to_str().unwrap();
         refused(&["inspect", f], "not a regular file");
-        assert_refused(&check("24GiB", &[], &["llama-server", "-m", f]), "not a regular file");
+        assert_refused(
+            &check("24GiB", &[], &["llama-server", "-m", f]),
+            "not a regular file",
+        );
         // snapshot reads pipes: one with no writer is an empty stream, refused at once
         refused(&["snapshot", f], "not a readable pickle");
     }
@@ -274,13 +310,35 @@ fn free_memory_is_at_most_the_card() {
 
 #[test]
 fn versions_parse_as_the_engines_scheme() {
-    assert_refused(&check("RTX 4090", &["--engine-version", "32kk"], VLLM), "32kk");
-    assert_refused(&check("RTX 4090", &["--engine-version", "0.x.1"], VLLM), "0.x.1");
-    let sgl = ["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B"];
-    assert_refused(&check("RTX 4090", &["--engine-version", "32kk"], &sgl), "32kk");
+    assert_refused(
+        &check("RTX 4090", &["--engine-version", "32kk"], VLLM),
+        "32kk",
+    );
+    assert_refused(
+        &check("RTX 4090", &["--engine-version", "0.x.1"], VLLM),
+        "0.x.1",
+    );
+    let sgl = [
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "Qwen/Qwen3-8B",
+    ];
+    assert_refused(
+        &check("RTX 4090", &["--engine-version", "32kk"], &sgl),
+        "32kk",
+    );
     let llama = ["llama-server", "-hf", "Qwen/Qwen3-8B-GGUF:Q4_K_M"];
-    assert_refused(&check("RTX 4090", &["--engine-version", "b32kk"], &llama), "b32kk");
-    let ok = check("RTX 4090", &["--engine-version", "0.29.1rc1.dev17+gd2d649e67"], VLLM);
+    assert_refused(
+        &check("RTX 4090", &["--engine-version", "b32kk"], &llama),
+        "b32kk",
+    );
+    let ok = check(
+        "RTX 4090",
+        &["--engine-version", "0.29.1rc1.dev17+gd2d649e67"],
+        VLLM,
+    );
     assert!(matches!(ok.code, Some(0) | Some(1)), "{}", ok.stderr);
 }
 
@@ -291,20 +349,49 @@ fn engine_flag_values_are_the_engines_own() {
         ("--quantization", "magic"),
         ("--dtype", "float1024"),
     ] {
-        let o = check("RTX 4090", &[], &["vllm", "serve", "Qwen/Qwen3-8B", flag, value]);
+        let o = check(
+            "RTX 4090",
+            &[],
+            &["vllm", "serve", "Qwen/Qwen3-8B", flag, value],
+        );
         assert_refused(&o, value);
         let sgl = [
-            "python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", flag, value,
+            "python",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            "Qwen/Qwen3-8B",
+            flag,
+            value,
         ];
         assert_refused(&check("RTX 4090", &[], &sgl), value);
     }
     // found by fuzz/cmdline: a batch of 2^64-1 wrapped the KV bytes to nonsense
-    let tf = ["transformers", "Qwen/Qwen3-8B", "--batch-size", "18446744073709551615"];
+    let tf = [
+        "transformers",
+        "Qwen/Qwen3-8B",
+        "--batch-size",
+        "18446744073709551615",
+    ];
     assert_refused(&check("RTX 4090", &[], &tf), "18446744073709551615");
-    let llama = ["llama-server", "-hf", "Qwen/Qwen3-8B-GGUF:Q4_K_M", "-ctk", "q3_0"];
+    let llama = [
+        "llama-server",
+        "-hf",
+        "Qwen/Qwen3-8B-GGUF:Q4_K_M",
+        "-ctk",
+        "q3_0",
+    ];
     assert_refused(&check("RTX 4090", &[], &llama), "q3_0");
     for ok in [
-        &["vllm", "serve", "Qwen/Qwen3-8B", "--kv-cache-dtype", "fp8_e4m3", "--dtype", "half"][..],
+        &[
+            "vllm",
+            "serve",
+            "Qwen/Qwen3-8B",
+            "--kv-cache-dtype",
+            "fp8_e4m3",
+            "--dtype",
+            "half",
+        ][..],
         &["vllm", "serve", "Qwen/Qwen3-8B", "--quantization", "fp8"],
     ] {
         let o = check("RTX 4090", &[], ok);
@@ -330,26 +417,57 @@ fn config_with(change: serde_json::Value) -> PathBuf {
 }
 
 fn fxhash(s: &str) -> u64 {
-    s.bytes()
-        .fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+    s.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    })
 }
 
 #[test]
 fn inconsistent_configs_are_refused_with_key_and_value() {
     use serde_json::json;
     for (change, needle) in [
-        (json!({"num_attention_heads": 30}), "num_attention_heads = 30"),
-        (json!({"num_key_value_heads": 64}), "num_key_value_heads = 64"),
+        (
+            json!({"num_attention_heads": 30}),
+            "num_attention_heads = 30",
+        ),
+        (
+            json!({"num_key_value_heads": 64}),
+            "num_key_value_heads = 64",
+        ),
         (json!({"num_key_value_heads": 5}), "num_key_value_heads = 5"),
         (json!({"vocab_size": -5}), "vocab_size = -5"),
-        (json!({"max_position_embeddings": -1}), "max_position_embeddings = -1"),
-        (json!({"max_position_embeddings": 1e300}), "max_position_embeddings = 1e+300"),
-        (json!({"max_position_embeddings": 9223372036854775808u64}), "max_position_embeddings = 9223372036854775808"),
-        (json!({"max_position_embeddings": 0}), "max_position_embeddings = 0"),
-        (json!({"torch_dtype": "float1024"}), "torch_dtype = \"float1024\""),
-        (json!({"quantization_config": {"quant_method": "gptq", "bits": -4}}), "bits = -4"),
-        (json!({"quantization_config": {"quant_method": "awq", "bits": 4096}}), "bits = 4096"),
-        (json!({"layer_types": ["full_attention", "full_attention"]}), "layer_types"),
+        (
+            json!({"max_position_embeddings": -1}),
+            "max_position_embeddings = -1",
+        ),
+        (
+            json!({"max_position_embeddings": 1e300}),
+            "max_position_embeddings = 1e+300",
+        ),
+        (
+            json!({"max_position_embeddings": 9223372036854775808u64}),
+            "max_position_embeddings = 9223372036854775808",
+        ),
+        (
+            json!({"max_position_embeddings": 0}),
+            "max_position_embeddings = 0",
+        ),
+        (
+            json!({"torch_dtype": "float1024"}),
+            "torch_dtype = \"float1024\"",
+        ),
+        (
+            json!({"quantization_config": {"quant_method": "gptq", "bits": -4}}),
+            "bits = -4",
+        ),
+        (
+            json!({"quantization_config": {"quant_method": "awq", "bits": 4096}}),
+            "bits = 4096",
+        ),
+        (
+            json!({"layer_types": ["full_attention", "full_attention"]}),
+            "layer_types",
+        ),
         (json!({"hidden_size": "4096"}), "hidden_size = \"4096\""),
         (json!({"hidden_size": 4096.5}), "hidden_size = 4096.5"),
         (json!({"num_hidden_layers": 0}), "num_hidden_layers = 0"),
@@ -374,10 +492,17 @@ fn a_corrupt_checkpoint_beside_config_json_is_an_error_naming_it() {
         .parent()
         .unwrap()
         .to_path_buf();
-    std::fs::copy(fixtures.join("truncated.safetensors"), dir.join("model.safetensors")).unwrap();
+    std::fs::copy(
+        fixtures.join("truncated.safetensors"),
+        dir.join("model.safetensors"),
+    )
+    .unwrap();
     let d = dir.to_str().unwrap();
     assert_refused(&run(&["inspect", d]), "model.safetensors");
-    assert_refused(&check("80GiB", &[], &["vllm", "serve", d]), "model.safetensors");
+    assert_refused(
+        &check("80GiB", &[], &["vllm", "serve", d]),
+        "model.safetensors",
+    );
     // garbage under the name, and a directory named like the checkpoint
     std::fs::write(dir.join("model.safetensors"), b"not a checkpoint at all").unwrap();
     assert_refused(&run(&["inspect", d]), "model.safetensors");
@@ -402,7 +527,10 @@ fn hostile_ggufs() -> Option<PathBuf> {
             eprintln!("SKIP: {}", String::from_utf8_lossy(&o.stderr).trim());
             None
         }
-        Ok(o) => panic!("make_hostile_ggufs.py: {}", String::from_utf8_lossy(&o.stderr)),
+        Ok(o) => panic!(
+            "make_hostile_ggufs.py: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
         Err(e) if !require => {
             eprintln!("SKIP: python3 not runnable ({e})");
             None
@@ -442,7 +570,11 @@ fn control_characters_in_echoed_values_are_escaped() {
     refused(&["inspect", "\u{1b}[31mred"], "\\u{1b}[31mred");
     let o = check("RTX 4090", &[], &["vllm\nserve", "m"]);
     assert_refused(&o, "vllm\\nserve");
-    let o = check("RTX 4090", &[], &["vllm", "serve", "Qwen/Qwen3-8B", "--dtype", "a\nb"]);
+    let o = check(
+        "RTX 4090",
+        &[],
+        &["vllm", "serve", "Qwen/Qwen3-8B", "--dtype", "a\nb"],
+    );
     assert_refused(&o, "a\\nb");
     // clap's own errors are one line too
     refused(&["inspect", "--bogus\nflag"], "--bogus");

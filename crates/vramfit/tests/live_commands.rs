@@ -32,14 +32,26 @@ fn setup(name: &str) -> Option<Setup> {
     let server = dir.path().join("llama-server");
     std::fs::copy(&real, &server).unwrap();
     let build = live::build_number(&real);
-    Some(Setup { _dir: dir, server, models, build })
+    Some(Setup {
+        _dir: dir,
+        server,
+        models,
+        build,
+    })
 }
 
 fn vramfit(args: &[&str]) -> (i32, Value, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_vramfit")).args(args).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_vramfit"))
+        .args(args)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let v = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-    (out.status.code().unwrap_or(-1), v, String::from_utf8_lossy(&out.stderr).to_string())
+    (
+        out.status.code().unwrap_or(-1),
+        v,
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
 }
 
 /// What the real server allocates at `-c ctx` (model + KV + compute + output, bytes).
@@ -53,10 +65,21 @@ fn measured_at(server: &Path, args: &[&str], ctx: u64, dir: &Path) -> u64 {
     drop(s);
     let mut total = 0.0;
     for l in log.lines() {
-        for key in ["model buffer size", "KV buffer size", "compute buffer size", "output buffer size"] {
+        for key in [
+            "model buffer size",
+            "KV buffer size",
+            "compute buffer size",
+            "output buffer size",
+        ] {
             if let Some(i) = l.find(key) {
-                let rest = l[i + key.len()..].trim_start().trim_start_matches('=').trim_start();
-                let num: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+                let rest = l[i + key.len()..]
+                    .trim_start()
+                    .trim_start_matches('=')
+                    .trim_start();
+                let num: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '.')
+                    .collect();
                 total += num.parse::<f64>().unwrap_or(0.0);
             }
         }
@@ -68,9 +91,26 @@ fn measured_at(server: &Path, args: &[&str], ctx: u64, dir: &Path) -> u64 {
 fn probe_finds_the_largest_context_under_a_ram_limit_in_two_launches() {
     let Some(s) = setup("probe") else { return };
     let model = s.models.join("qwen3-152k.gguf");
-    let base = ["-m", model.to_str().unwrap(), "-np", "1", "-fa", "on", "--no-warmup", "-t", "1"];
+    let base = [
+        "-m",
+        model.to_str().unwrap(),
+        "-np",
+        "1",
+        "-fa",
+        "on",
+        "--no-warmup",
+        "-t",
+        "1",
+    ];
     let limit = 160 * MIB;
-    let mut args = vec!["probe".to_string(), "--json".into(), "--ram".into(), format!("{}MiB", limit / MIB), "--timeout".into(), "120".into()];
+    let mut args = vec![
+        "probe".to_string(),
+        "--json".into(),
+        "--ram".into(),
+        format!("{}MiB", limit / MIB),
+        "--timeout".into(),
+        "120".into(),
+    ];
     if let Some(b) = &s.build {
         args.extend(["--engine-version".into(), b.clone()]);
     }
@@ -80,19 +120,39 @@ fn probe_finds_the_largest_context_under_a_ram_limit_in_two_launches() {
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let t0 = Instant::now();
     let (code, rep, err) = vramfit(&argv);
-    eprintln!("probe took {:.1}s: {}", t0.elapsed().as_secs_f64(), serde_json::to_string(&rep).unwrap_or_default());
+    eprintln!(
+        "probe took {:.1}s: {}",
+        t0.elapsed().as_secs_f64(),
+        serde_json::to_string(&rep).unwrap_or_default()
+    );
     assert_eq!(code, 0, "{err}");
     let launches = rep["launches"].as_u64().unwrap();
     assert!(launches <= 2, "{launches} launches");
     let c = rep["verified_context"].as_u64().unwrap();
-    assert!(rep["verified_command"].as_str().unwrap().contains(&format!("-c {c}")));
-    assert!(live::none_running(&s.server), "probe left a llama-server running");
+    assert!(rep["verified_command"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("-c {c}")));
+    assert!(
+        live::none_running(&s.server),
+        "probe left a llama-server running"
+    );
     // the oracle: at c it fits the limit, 256 more does not (llama.cpp pads n_ctx to 256)
     let dir = tempfile::tempdir().unwrap();
     let at = measured_at(&s.server, &base, c, dir.path());
     let above = measured_at(&s.server, &base, c + 256, dir.path());
-    eprintln!("limit {} MiB: at {c} {:.2} MiB, at {} {:.2} MiB", limit / MIB, at as f64 / MIB as f64, c + 256, above as f64 / MIB as f64);
-    assert!(at <= limit && above > limit, "not the boundary: {at} at {c}, {above} at {}", c + 256);
+    eprintln!(
+        "limit {} MiB: at {c} {:.2} MiB, at {} {:.2} MiB",
+        limit / MIB,
+        at as f64 / MIB as f64,
+        c + 256,
+        above as f64 / MIB as f64
+    );
+    assert!(
+        at <= limit && above > limit,
+        "not the boundary: {at} at {c}, {above} at {}",
+        c + 256
+    );
     assert!(live::none_running(&s.server));
 }
 
@@ -103,7 +163,17 @@ fn stress_drives_real_llama_server_at_concurrency_8() {
     let dir = tempfile::tempdir().unwrap();
     let mut srv = live::Server::start(
         &s.server,
-        &["-m", model.to_str().unwrap(), "-c", "8192", "-np", "8", "--metrics", "-t", "2"],
+        &[
+            "-m",
+            model.to_str().unwrap(),
+            "-c",
+            "8192",
+            "-np",
+            "8",
+            "--metrics",
+            "-t",
+            "2",
+        ],
         dir.path().join("server.log"),
     );
     assert!(srv.wait_for("listening on http", 120), "{}", srv.log());
@@ -111,10 +181,29 @@ fn stress_drives_real_llama_server_at_concurrency_8() {
     let url = srv.url();
     let t0 = Instant::now();
     let (code, rep, err) = vramfit(&[
-        "stress", &url, "--concurrency", "8", "--requests", "24", "--prompt-tokens", "128",
-        "--max-tokens", "16", "--pid", &pid, "--budget", "2GiB", "--json", "--timeout", "300",
+        "stress",
+        &url,
+        "--concurrency",
+        "8",
+        "--requests",
+        "24",
+        "--prompt-tokens",
+        "128",
+        "--max-tokens",
+        "16",
+        "--pid",
+        &pid,
+        "--budget",
+        "2GiB",
+        "--json",
+        "--timeout",
+        "300",
     ]);
-    eprintln!("stress took {:.1}s: {}", t0.elapsed().as_secs_f64(), serde_json::to_string_pretty(&rep).unwrap_or_default());
+    eprintln!(
+        "stress took {:.1}s: {}",
+        t0.elapsed().as_secs_f64(),
+        serde_json::to_string_pretty(&rep).unwrap_or_default()
+    );
     assert_eq!(code, 0, "{err}");
     assert_eq!(rep["requests_completed"], 24);
     assert_eq!(rep["requests_failed"], 0);
@@ -133,7 +222,12 @@ fn stress_drives_real_llama_server_at_concurrency_8() {
 fn stress_bad_urls_are_one_line_errors() {
     // nothing listens on this port
     let port = live::free_port();
-    let (code, _, err) = vramfit(&["stress", &format!("http://127.0.0.1:{port}"), "--requests", "1"]);
+    let (code, _, err) = vramfit(&[
+        "stress",
+        &format!("http://127.0.0.1:{port}"),
+        "--requests",
+        "1",
+    ]);
     assert_eq!(code, 2);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("cannot reach"), "{err}");
@@ -152,7 +246,12 @@ fn stress_bad_urls_are_one_line_errors() {
             let _ = c.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\nConnection: close\r\n\r\nnot found");
         }
     });
-    let (code, _, err) = vramfit(&["stress", &format!("http://127.0.0.1:{port}"), "--requests", "1"]);
+    let (code, _, err) = vramfit(&[
+        "stress",
+        &format!("http://127.0.0.1:{port}"),
+        "--requests",
+        "1",
+    ]);
     let _ = h.join();
     assert_eq!(code, 2);
     assert!(err.contains("not an OpenAI-compatible server"), "{err}");
@@ -193,7 +292,21 @@ fn run_recovers_from_an_injected_oom_with_doctors_fix() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_vramfit"))
         .args(["run", "--max-restarts", "2", "--gpu", "none", "--"])
         .arg(&wrapper)
-        .args(["-m", model.to_str().unwrap(), "-c", "32768", "-np", "1", "--no-warmup", "-t", "1", "--host", "127.0.0.1", "--port", &port])
+        .args([
+            "-m",
+            model.to_str().unwrap(),
+            "-c",
+            "32768",
+            "-np",
+            "1",
+            "--no-warmup",
+            "-t",
+            "1",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port,
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::fs::File::create(dir.path().join("run.err")).unwrap())
         .spawn()
@@ -220,11 +333,23 @@ fn run_recovers_from_an_injected_oom_with_doctors_fix() {
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = child.wait().unwrap();
     let err = std::fs::read_to_string(dir.path().join("run.err")).unwrap();
-    eprintln!("{}", err.lines().filter(|l| l.starts_with("vramfit run:")).collect::<Vec<_>>().join("\n"));
+    eprintln!(
+        "{}",
+        err.lines()
+            .filter(|l| l.starts_with("vramfit run:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
     assert!(err.contains("relaunch 1/2: -c 21504"), "{err}");
     assert!(err.matches("vramfit run: launching:").count() == 2, "{err}");
-    assert!(status.code().is_some(), "vramfit run was killed instead of exiting: {status:?}");
-    assert!(live::none_running(&s.server), "run left a llama-server running");
+    assert!(
+        status.code().is_some(),
+        "vramfit run was killed instead of exiting: {status:?}"
+    );
+    assert!(
+        live::none_running(&s.server),
+        "run left a llama-server running"
+    );
 }
 
 fn vramfit_url(port: &str) -> vramfit_watch_http::HttpUrl {
@@ -259,16 +384,30 @@ fn probe_vllm_stub_replaying_a_real_refusal_finds_the_length_in_two_launches() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
     let (code, rep, err) = vramfit(&[
-        "probe", "--json", "--timeout", "30", "--", stub.to_str().unwrap(), "serve",
-        "cyankiwi/MiniMax-M2.7-AWQ", "--tensor-parallel-size", "2", "--max-model-len", "196608",
+        "probe",
+        "--json",
+        "--timeout",
+        "30",
+        "--",
+        stub.to_str().unwrap(),
+        "serve",
+        "cyankiwi/MiniMax-M2.7-AWQ",
+        "--tensor-parallel-size",
+        "2",
+        "--max-model-len",
+        "196608",
     ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(rep["launches"], 2, "{rep}");
     assert_eq!(rep["verified_context"], 190272, "{rep}");
-    assert!(rep["verified_command"].as_str().unwrap().contains("--max-model-len 190272"));
+    assert!(rep["verified_command"]
+        .as_str()
+        .unwrap()
+        .contains("--max-model-len 190272"));
     // the stub's `sleep` went with its process group
     let sleeping = std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
-        std::fs::read_to_string(e.path().join("cmdline")).is_ok_and(|c| c == format!("sleep\u{0}{nap}\u{0}"))
+        std::fs::read_to_string(e.path().join("cmdline"))
+            .is_ok_and(|c| c == format!("sleep\u{0}{nap}\u{0}"))
     });
     assert!(!sleeping);
 }

@@ -20,8 +20,14 @@ fn buffer(log: &str, what: &str) -> Option<f64> {
         .lines()
         .filter_map(|l| {
             let i = l.find(&key)?;
-            let rest = l[i + key.len()..].trim_start().strip_prefix('=')?.trim_start();
-            let num: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+            let rest = l[i + key.len()..]
+                .trim_start()
+                .strip_prefix('=')?
+                .trim_start();
+            let num: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
             num.parse::<f64>().ok()
         })
         .collect();
@@ -47,14 +53,20 @@ fn check_gpu_none_matches_real_llama_server() {
         return;
     };
     let build = live::build_number(&server);
-    eprintln!("llama-server {} ({})", build.as_deref().unwrap_or("build ?"), live::build_info(&server).replace('\n', " "));
+    eprintln!(
+        "llama-server {} ({})",
+        build.as_deref().unwrap_or("build ?"),
+        live::build_info(&server).replace('\n', " ")
+    );
     let flag_sets: &[&[&str]] = &[
         &["-c", "4096", "-np", "1", "-fa", "off"],
         &["-c", "4096", "-np", "1", "-fa", "on"],
         &["-c", "8192", "-np", "4", "-fa", "on"],
         &["-c", "4096", "-np", "1", "-fa", "off", "-ub", "1024"],
         &["-c", "16384", "-np", "1", "-fa", "off", "-ub", "1024"],
-        &["-c", "6144", "-np", "2", "-fa", "on", "-ctk", "q8_0", "-ctv", "q8_0"],
+        &[
+            "-c", "6144", "-np", "2", "-fa", "on", "-ctk", "q8_0", "-ctv", "q8_0",
+        ],
         &["-c", "4096", "-fa", "auto", "-ub", "256", "-b", "1024"],
         &["-c", "4096", "-np", "1", "-fa", "on", "--swa-full"],
     ];
@@ -64,15 +76,31 @@ fn check_gpu_none_matches_real_llama_server() {
     for model in ["llama-32k", "qwen3-152k", "gemma3-swa", "qwen3moe"] {
         let path = models.join(format!("{model}.gguf"));
         for flags in flag_sets {
-            let mut args: Vec<&str> = vec!["-m", path.to_str().unwrap(), "--no-warmup", "-t", "1", "-lv", "4"];
+            let mut args: Vec<&str> = vec![
+                "-m",
+                path.to_str().unwrap(),
+                "--no-warmup",
+                "-t",
+                "1",
+                "-lv",
+                "4",
+            ];
             args.extend_from_slice(flags);
             let log_path = dir.path().join(format!("{model}-{rows}.log"));
             let mut srv = live::Server::start(&server, &args, log_path);
             let up = srv.wait_for("compute buffer size", 120);
             let log = srv.log();
             drop(srv);
-            assert!(up, "{model} {flags:?}: llama-server did not reserve its buffers:\n{}", log.lines().rev().take(15).collect::<Vec<_>>().join("\n"));
-            let mut cmd: Vec<String> = vec![server.to_string_lossy().into(), "-m".into(), path.to_string_lossy().into()];
+            assert!(
+                up,
+                "{model} {flags:?}: llama-server did not reserve its buffers:\n{}",
+                log.lines().rev().take(15).collect::<Vec<_>>().join("\n")
+            );
+            let mut cmd: Vec<String> = vec![
+                server.to_string_lossy().into(),
+                "-m".into(),
+                path.to_string_lossy().into(),
+            ];
             cmd.extend(flags.iter().map(|s| s.to_string()));
             let mut check = Command::new(env!("CARGO_BIN_EXE_vramfit"));
             check.args(["check", "--gpu", "none", "--json"]);
@@ -80,8 +108,9 @@ fn check_gpu_none_matches_real_llama_server() {
                 check.args(["--engine-version", b]);
             }
             let out = check.arg("--").args(&cmd).output().unwrap();
-            let plan: Value = serde_json::from_slice(&out.stdout)
-                .unwrap_or_else(|_| panic!("check failed: {}", String::from_utf8_lossy(&out.stderr)));
+            let plan: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+                panic!("check failed: {}", String::from_utf8_lossy(&out.stderr))
+            });
             let real_model = buffer(&log, "model").unwrap();
             let real_kv = buffer(&log, "KV").unwrap_or(0.0);
             let real_compute = buffer(&log, "compute").unwrap();
@@ -104,13 +133,28 @@ fn check_gpu_none_matches_real_llama_server() {
                 m / MIB, real_model / MIB, kv / MIB, real_kv / MIB, c / MIB, real_compute / MIB,
                 100.0 * (c - real_compute) / real_compute, real_output / MIB,
             );
-            eprintln!("{}{line}", if ok_kv && ok_model && ok_compute { "ok   " } else { "FAIL " });
+            eprintln!(
+                "{}{line}",
+                if ok_kv && ok_model && ok_compute {
+                    "ok   "
+                } else {
+                    "FAIL "
+                }
+            );
             if !(ok_kv && ok_model && ok_compute) {
                 failures.push(line);
             }
             rows += 1;
         }
     }
-    assert!(live::none_running(&server), "a llama-server was left running");
-    assert!(failures.is_empty(), "{} of {rows} combinations off:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        live::none_running(&server),
+        "a llama-server was left running"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {rows} combinations off:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

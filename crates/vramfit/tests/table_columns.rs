@@ -16,7 +16,12 @@ fn table(args: &[&str]) -> serde_json::Value {
         .env("HF_HUB_CACHE", &dir)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
@@ -38,10 +43,23 @@ fn multi_gpu_columns_last_resort_rows_and_monotonic_memory() {
         "--gpus",
         "RTX 4090,2x RTX 3090,4x RTX 3090",
     ]);
-    let gpus: Vec<&str> = v["gpus"].as_array().unwrap().iter().map(|g| g.as_str().unwrap()).collect();
+    let gpus: Vec<&str> = v["gpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g.as_str().unwrap())
+        .collect();
     assert_eq!(gpus.len(), 3);
-    assert!(gpus[1].starts_with("2x ") && gpus[2].starts_with("4x "), "{gpus:?}");
-    let quants: Vec<&str> = v["quants"].as_array().unwrap().iter().map(|q| q.as_str().unwrap()).collect();
+    assert!(
+        gpus[1].starts_with("2x ") && gpus[2].starts_with("4x "),
+        "{gpus:?}"
+    );
+    let quants: Vec<&str> = v["quants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q.as_str().unwrap())
+        .collect();
     // 70B Q4_K_M (~40 GiB) needs two 24 GB cards; on one only an IQ2 quant fits
     assert!(cell(&v, gpus[1], "Q4_K_M") > 0 && cell(&v, gpus[0], "Q4_K_M") == 0);
     assert!(quants.iter().any(|q| q.starts_with("IQ2")), "{quants:?}");
@@ -65,11 +83,27 @@ fn multi_gpu_columns_last_resort_rows_and_monotonic_memory() {
 #[test]
 fn a_natively_quantized_model_gets_its_native_row_only() {
     let v = table(&["openai/gpt-oss-20b", "--gpus", "RTX 4060 Ti 16GB,RTX 4090"]);
-    let quants: Vec<&str> = v["quants"].as_array().unwrap().iter().map(|q| q.as_str().unwrap()).collect();
+    let quants: Vec<&str> = v["quants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q.as_str().unwrap())
+        .collect();
     assert_eq!(quants, ["MXFP4_MOE"]);
-    let g: Vec<&str> = v["gpus"].as_array().unwrap().iter().map(|g| g.as_str().unwrap()).collect();
+    let g: Vec<&str> = v["gpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g.as_str().unwrap())
+        .collect();
     assert!(cell(&v, g[1], "MXFP4_MOE") >= 65536);
-    let v = table(&["openai/gpt-oss-20b", "--engine", "vllm", "--gpus", "RTX 4090"]);
+    let v = table(&[
+        "openai/gpt-oss-20b",
+        "--engine",
+        "vllm",
+        "--gpus",
+        "RTX 4090",
+    ]);
     assert_eq!(v["quants"][0], "MXFP4");
 }
 
@@ -77,12 +111,22 @@ fn a_natively_quantized_model_gets_its_native_row_only() {
 fn several_gpus_per_column_only_for_engines_that_split() {
     let dir = std::env::temp_dir().join("vramfit-table-columns-empty-hub");
     let o = Command::new(env!("CARGO_BIN_EXE_vramfit"))
-        .args(["table", "Qwen/Qwen3-8B", "--engine", "ollama", "--gpus", "2x RTX 3090"])
+        .args([
+            "table",
+            "Qwen/Qwen3-8B",
+            "--engine",
+            "ollama",
+            "--gpus",
+            "2x RTX 3090",
+        ])
         .env("HF_HUB_OFFLINE", "1")
         .env("HF_HUB_CACHE", &dir)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
-    assert!(e.contains("llama.cpp and vllm") && e.trim_end().lines().count() == 1, "{e}");
+    assert!(
+        e.contains("llama.cpp and vllm") && e.trim_end().lines().count() == 1,
+        "{e}"
+    );
 }

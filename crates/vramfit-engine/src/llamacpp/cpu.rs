@@ -39,7 +39,9 @@ fn attn_layer(spec: &ModelSpec, il: usize, ub: u64, fa: bool, n_kv: u64) -> u64 
     let o = l.n_head * l.head_dim_v * ub * F32;
     match &l.attention {
         AttentionKind::None => 0,
-        AttentionKind::Recurrent(s) => (s.conv_elems + s.ssm_elems) * F32 + 4 * spec.n_embd * ub * F32,
+        AttentionKind::Recurrent(s) => {
+            (s.conv_elems + s.ssm_elems) * F32 + 4 * spec.n_embd * ub * F32
+        }
         _ if fa => q + o,
         // KQ scores f32 [n_kv, n_ubatch, n_head], softmax in place, then KQV
         _ => l.n_head * n_kv * ub * F32 + q + o,
@@ -112,7 +114,11 @@ pub fn host_fits(spec: &ModelSpec, l: &super::Layout, hw: &crate::hardware::Hard
 }
 
 /// The `check` problem line for a CPU-only plan over its RAM budget.
-pub fn host_problem(spec: &ModelSpec, l: &super::Layout, hw: &crate::hardware::Hardware) -> Option<String> {
+pub fn host_problem(
+    spec: &ModelSpec,
+    l: &super::Layout,
+    hw: &crate::hardware::Hardware,
+) -> Option<String> {
     use vramfit_model::units::fmt_bytes;
     let ram = hw.host_ram_bytes?;
     let need = host_total(spec, l);

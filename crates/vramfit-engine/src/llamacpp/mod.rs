@@ -180,7 +180,11 @@ pub fn layout_prepared(
         host_weights: pl.host_weights,
         host_kv: kva.host,
         // no GPU: a CPU-only build, whose CPU backend computes the whole graph (cpu.rs)
-        host_compute: if gpus.is_empty() { cpu::compute_buffer(cfg, spec, &kva, &ctx, fa) } else { cb.host },
+        host_compute: if gpus.is_empty() {
+            cpu::compute_buffer(cfg, spec, &kva, &ctx, fa)
+        } else {
+            cb.host
+        },
         kv_bytes_per_token: kva.bytes_per_token,
         offloaded: pl.offloaded,
     }

@@ -188,8 +188,18 @@ pub fn parse(cmd: &Command) -> Result<SglangConfig, EngineError> {
     let dp_size = count("--dp-size")?.unwrap_or(1).max(1);
     // values SGLang's own parser refuses are refused here (crate::choices names the sources)
     use crate::choices::{check, MODEL_DTYPES, SGLANG_KV_CACHE_DTYPES, SGLANG_QUANTIZATIONS};
-    check("SGLang", "--kv-cache-dtype", flags.get("--kv-cache-dtype"), SGLANG_KV_CACHE_DTYPES)?;
-    check("SGLang", "--quantization", flags.get("--quantization"), SGLANG_QUANTIZATIONS)?;
+    check(
+        "SGLang",
+        "--kv-cache-dtype",
+        flags.get("--kv-cache-dtype"),
+        SGLANG_KV_CACHE_DTYPES,
+    )?;
+    check(
+        "SGLang",
+        "--quantization",
+        flags.get("--quantization"),
+        SGLANG_QUANTIZATIONS,
+    )?;
     check("SGLang", "--dtype", flags.get("--dtype"), MODEL_DTYPES)?;
     Ok(SglangConfig {
         model,

@@ -90,7 +90,11 @@ const FLAGS: &[Flag] = &[
 fn count(flag: &str, v: &str) -> Result<u64, EngineError> {
     // batches and beams past 2^16, or 2^24 tokens in one generate() call, are typos, and would
     // overflow the byte counts (2^16 rows × 2^25 tokens × 2^17 bytes per token fits in u64)
-    let max: u64 = if matches!(flag, "--batch-size" | "--num-beams") { 1 << 16 } else { 1 << 24 };
+    let max: u64 = if matches!(flag, "--batch-size" | "--num-beams") {
+        1 << 16
+    } else {
+        1 << 24
+    };
     vramfit_model::units::parse_context(v)
         .ok()
         .or_else(|| v.trim().parse().ok())

@@ -271,8 +271,18 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
     }
     // values vLLM's own parser refuses are refused here (crate::choices names the sources)
     use crate::choices::{check, MODEL_DTYPES, VLLM_KV_CACHE_DTYPES, VLLM_QUANTIZATIONS};
-    check("vLLM", "--kv-cache-dtype", flags.get("--kv-cache-dtype"), VLLM_KV_CACHE_DTYPES)?;
-    check("vLLM", "--quantization", flags.get("--quantization"), VLLM_QUANTIZATIONS)?;
+    check(
+        "vLLM",
+        "--kv-cache-dtype",
+        flags.get("--kv-cache-dtype"),
+        VLLM_KV_CACHE_DTYPES,
+    )?;
+    check(
+        "vLLM",
+        "--quantization",
+        flags.get("--quantization"),
+        VLLM_QUANTIZATIONS,
+    )?;
     check("vLLM", "--dtype", flags.get("--dtype"), MODEL_DTYPES)?;
     Ok(VllmConfig {
         model,

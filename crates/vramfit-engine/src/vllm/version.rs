@@ -119,7 +119,10 @@ mod tests {
             Version::new(0, 11, 0)
         );
         assert_eq!(Version::parse("0.10.1.1").unwrap(), Version::new(0, 10, 1));
-        assert_eq!(Version::parse("0.11.0+cu128").unwrap(), Version::new(0, 11, 0));
+        assert_eq!(
+            Version::parse("0.11.0+cu128").unwrap(),
+            Version::new(0, 11, 0)
+        );
         assert!(Version::parse("32kk").is_err());
         assert!(Version::parse("0.x.1").is_err());
         assert!(Version::parse("0.15kk.2").is_err());

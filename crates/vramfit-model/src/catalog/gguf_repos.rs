@@ -104,8 +104,18 @@ impl GgufRepo {
     /// Preference among repos of one model: the vendor's own, ggml-org, unsloth, bartowski,
     /// lmstudio-community, then the rest.
     fn rank(&self) -> u8 {
-        let org = self.repo.split('/').next().unwrap_or("").to_ascii_lowercase();
-        let vendor = self.model.split('/').next().unwrap_or("").to_ascii_lowercase();
+        let org = self
+            .repo
+            .split('/')
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let vendor = self
+            .model
+            .split('/')
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
         match org.as_str() {
             o if o == vendor => 0,
             "ggml-org" => 1,
@@ -196,15 +206,31 @@ mod tests {
             assert!(!r.evidence.is_empty(), "{}", r.repo);
             assert!(c.ladders.contains_key(&r.ladder), "{}", r.repo);
             assert!(r.repo.to_ascii_uppercase().ends_with("-GGUF"), "{}", r.repo);
-            assert!(crate::catalog::find_model(&r.model).is_some(), "{}", r.model);
+            assert!(
+                crate::catalog::find_model(&r.model).is_some(),
+                "{}",
+                r.model
+            );
             for t in r.tags() {
-                assert!(crate::quant::FileType::parse(&t).is_some(), "{}: {t}", r.repo);
+                assert!(
+                    crate::quant::FileType::parse(&t).is_some(),
+                    "{}: {t}",
+                    r.repo
+                );
             }
         }
         for o in &c.ollama {
             assert!(!o.evidence.is_empty(), "{}", o.name);
-            assert!(crate::catalog::find_model(&o.model).is_some(), "{}", o.model);
-            assert!(crate::quant::FileType::parse(&o.quant).is_some(), "{}", o.name);
+            assert!(
+                crate::catalog::find_model(&o.model).is_some(),
+                "{}",
+                o.model
+            );
+            assert!(
+                crate::quant::FileType::parse(&o.quant).is_some(),
+                "{}",
+                o.name
+            );
         }
     }
 
@@ -220,7 +246,10 @@ mod tests {
             repo_for("Qwen/Qwen3-30B-A3B", "Q4_K_M").unwrap().repo,
             "unsloth/Qwen3-30B-A3B-GGUF"
         );
-        assert_eq!(native_quant("openai/gpt-oss-120b").as_deref(), Some("MXFP4_MOE"));
+        assert_eq!(
+            native_quant("openai/gpt-oss-120b").as_deref(),
+            Some("MXFP4_MOE")
+        );
         assert!(is_known_hf_arg("ggml-org/gpt-oss-20b-GGUF"));
         assert!(!is_known_hf_arg("openai/gpt-oss-20b-GGUF:BF16"));
         assert!(is_known_hf_arg("unsloth/Qwen3-30B-A3B-GGUF:Q6_K"));

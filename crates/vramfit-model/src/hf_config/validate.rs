@@ -89,7 +89,10 @@ const TORCH_DTYPES: &[&str] = &[
 fn invalid(id: &str, key: &str, value: &Value, hint: &str) -> ConfigError {
     let mut shown = value.to_string();
     if shown.len() > 80 {
-        let cut = (0..=80).rev().find(|i| shown.is_char_boundary(*i)).unwrap_or(0);
+        let cut = (0..=80)
+            .rev()
+            .find(|i| shown.is_char_boundary(*i))
+            .unwrap_or(0);
         shown.truncate(cut);
         shown.push('…');
     }
@@ -111,7 +114,12 @@ pub fn raw_values(id: &str, cfg: &Cfg) -> Result<(), ConfigError> {
             _ => !CORE_KEYS.contains(key),
         };
         if !ok {
-            return Err(invalid(id, key, v, "a count or size is a whole number from 0 to 10^18"));
+            return Err(invalid(
+                id,
+                key,
+                v,
+                "a count or size is a whole number from 0 to 10^18",
+            ));
         }
     }
     for key in ["torch_dtype", "dtype"] {

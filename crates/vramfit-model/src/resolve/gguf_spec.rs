@@ -171,12 +171,20 @@ fn check_shape(a: &GgufArch, blocks: u64, nextn: u64) -> Result<(), String> {
         ));
     }
     if a.embedding_length == Some(0) {
-        return Err(bad("embedding_length", "0".into(), "the hidden size is positive"));
+        return Err(bad(
+            "embedding_length",
+            "0".into(),
+            "the hidden size is positive",
+        ));
     }
     let recurrent = a.ssm_state_size.is_some() || arch.contains("rwkv") || arch.contains("mamba");
     let heads = a.head_count.clone().unwrap_or_default();
     if !recurrent && !heads.is_empty() && heads.iter().all(|h| *h == 0) {
-        return Err(bad("attention.head_count", "0".into(), "an attention model has heads"));
+        return Err(bad(
+            "attention.head_count",
+            "0".into(),
+            "an attention model has heads",
+        ));
     }
     if let Some(kv) = &a.head_count_kv {
         if !recurrent && kv.len() == 1 && kv[0] == 0 {

@@ -236,7 +236,8 @@ pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveEr
                 r.spec.provenance.source = r.source.clone();
                 if is_gguf {
                     r.weights = None;
-                    r.gguf_quant = Some(quant.clone().unwrap_or_else(|| default_quant(query, &base)));
+                    r.gguf_quant =
+                        Some(quant.clone().unwrap_or_else(|| default_quant(query, &base)));
                 }
                 return Ok(r);
             }
@@ -258,7 +259,8 @@ pub fn resolve(query: &str, opts: &ResolveOptions) -> Result<Resolved, ResolveEr
         return Ok(Resolved {
             spec,
             weights: None,
-            gguf_quant: is_gguf.then(|| quant.clone().unwrap_or_else(|| default_quant(query, &base))),
+            gguf_quant: is_gguf
+                .then(|| quant.clone().unwrap_or_else(|| default_quant(query, &base))),
             gguf_file_type: None,
             source,
         });

@@ -195,7 +195,8 @@ impl<'a> Setup<'a> {
     /// scoreboard lacks is placed by its bits per weight between the measured ones.
     pub fn weight_kld(&self) -> f64 {
         crate::quality::gguf_kld(&self.quant).unwrap_or_else(|| {
-            let bpw = self.weights.total_bytes() as f64 * 8.0 / self.weights.total_elems().max(1) as f64;
+            let bpw =
+                self.weights.total_bytes() as f64 * 8.0 / self.weights.total_elems().max(1) as f64;
             crate::quality::kld_of_bits(bpw)
         })
     }

@@ -26,9 +26,9 @@
 use crate::error::PlanError;
 use crate::headroom::{self, Headroom};
 use crate::llamacpp;
+use crate::model::Model;
 use crate::plan::{command_line, shell_quote, Plan};
 use crate::request::{Request, MIN_CONTEXT};
-use crate::model::Model;
 use crate::table::Cell;
 use std::collections::BTreeMap;
 use vramfit_engine::cmdline::Command;

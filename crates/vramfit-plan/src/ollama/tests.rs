@@ -35,7 +35,14 @@ fn hw(gpus: Vec<Gpu>) -> Hardware {
 fn setup_of<'a>(m: &'a Model, w: &'a WeightSet, q: &str, hw: &Hardware) -> Setup<'a> {
     let r = req(None, None, &[q]);
     let h = headroom_for(m.spec(), w, hw, &r);
-    Setup::new(m.spec(), w, q.into(), source_name(m, q).unwrap_or_default(), hw, h)
+    Setup::new(
+        m.spec(),
+        w,
+        q.into(),
+        source_name(m, q).unwrap_or_default(),
+        hw,
+        h,
+    )
 }
 
 #[test]

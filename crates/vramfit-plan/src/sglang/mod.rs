@@ -22,9 +22,9 @@ mod table;
 pub use table::table_cells;
 
 use crate::headroom::{self, Headroom};
+use crate::model::Model;
 use crate::plan::Plan;
 use crate::request::{Request, MIN_CONTEXT};
-use crate::model::Model;
 use std::collections::BTreeMap;
 use vramfit_engine::cmdline::Command;
 use vramfit_engine::sglang::{self, args::gpu_defaults};

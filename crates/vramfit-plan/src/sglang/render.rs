@@ -23,7 +23,10 @@ pub fn render(
     };
     let (weight_format, weight_kld) = match k.weights {
         Weights::Checkpoint => (crate::quality::checkpoint_format(setup.spec), 0.0),
-        Weights::Fp8 => ("FP8 at load".to_string(), crate::quality::checkpoint_kld(Some("fp8"))),
+        Weights::Fp8 => (
+            "FP8 at load".to_string(),
+            crate::quality::checkpoint_kld(Some("fp8")),
+        ),
         Weights::Variant(_) => (
             crate::quality::checkpoint_format(setup.spec),
             crate::quality::variant_kld(weight_bits),

@@ -3,8 +3,8 @@
 
 use super::{plans_for, Weights};
 use crate::error::PlanError;
-use crate::request::{Engine, Goal, Request};
 use crate::model::Model;
+use crate::request::{Engine, Goal, Request};
 use crate::table::Cell;
 use vramfit_engine::{Gpu, Hardware};
 

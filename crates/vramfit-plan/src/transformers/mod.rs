@@ -11,9 +11,9 @@
 
 use crate::error::PlanError;
 use crate::headroom::{self, Headroom};
+use crate::model::Model;
 use crate::plan::Plan;
 use crate::request::{Request, MIN_CONTEXT};
-use crate::model::Model;
 use crate::table::Cell;
 use std::collections::BTreeMap;
 use vramfit_engine::cmdline::Command;

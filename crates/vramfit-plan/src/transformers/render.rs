@@ -80,8 +80,14 @@ pub fn render(s: &Setup, k: &Knobs, max_total: u64, why_split: Option<String>) -
     };
     let (weight_format, kld) = match k.weights {
         Weights::Half => (crate::quality::checkpoint_format(s.spec), 0.0),
-        Weights::Int8 => ("INT8 at load".to_string(), crate::quality::checkpoint_kld(Some("int8"))),
-        Weights::Nf4 => ("NF4 at load".to_string(), crate::quality::checkpoint_kld(Some("nf4"))),
+        Weights::Int8 => (
+            "INT8 at load".to_string(),
+            crate::quality::checkpoint_kld(Some("int8")),
+        ),
+        Weights::Nf4 => (
+            "NF4 at load".to_string(),
+            crate::quality::checkpoint_kld(Some("nf4")),
+        ),
     };
     // roofline: the GPUs hold consecutive layers and run one after another; offloaded weights
     // cross PCIe every forward (accelerate's hooks copy them to the GPU)

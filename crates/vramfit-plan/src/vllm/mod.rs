@@ -360,8 +360,14 @@ fn render(setup: &Setup, k: &Knobs, mp: MemoryPlan, max_context: u64, max_conc: 
     };
     let (weight_format, weight_kld) = match k.weights {
         Weights::Checkpoint => (crate::quality::checkpoint_format(setup.spec), 0.0),
-        Weights::Fp8 => ("FP8 at load".to_string(), crate::quality::checkpoint_kld(Some("fp8"))),
-        Weights::Bnb4 => ("NF4 at load".to_string(), crate::quality::checkpoint_kld(Some("nf4"))),
+        Weights::Fp8 => (
+            "FP8 at load".to_string(),
+            crate::quality::checkpoint_kld(Some("fp8")),
+        ),
+        Weights::Bnb4 => (
+            "NF4 at load".to_string(),
+            crate::quality::checkpoint_kld(Some("nf4")),
+        ),
         Weights::Variant(_) => (
             crate::quality::checkpoint_format(setup.spec),
             crate::quality::variant_kld(weight_bits),

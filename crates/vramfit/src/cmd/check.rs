@@ -96,7 +96,10 @@ pub fn run(args: Args) -> CmdResult {
         None => super::from_log::stored_block(&plan),
     };
     let ram = crate::cmd::fit::host_ram(args.ram.as_deref())?;
-    margin_notes(&mut plan, args.gpu.is_some() && args.gpu_free.is_none() && cal.is_none());
+    margin_notes(
+        &mut plan,
+        args.gpu.is_some() && args.gpu_free.is_none() && cal.is_none(),
+    );
     if let Some((bytes, from)) = ram {
         ram_note(&mut plan, bytes, from, args.ram.is_some());
     }
@@ -134,7 +137,10 @@ fn margin_notes(plan: &mut MemoryPlan, assumed_idle: bool) {
         let what = if short.is_empty() {
             "this launch keeps it".to_string()
         } else {
-            format!("below it: {} (tight: a desktop or the model's error can tip it over)", short.join(", "))
+            format!(
+                "below it: {} (tight: a desktop or the model's error can tip it over)",
+                short.join(", ")
+            )
         };
         plan.notes.push(format!(
             "margin: vramfit's plans keep {} free per GPU for {engine} (the measured error of the model, never below the engine's own margin); {what}",

@@ -3,9 +3,9 @@
 //! per-device memory and a reason per knob. Exit 0 with plans, 2 on bad input or when nothing
 //! fits (the message names the nearest thing that does).
 
+use crate::cmd::fit_render::{report, GpuSource, Options};
 use crate::error::{CliError, CmdResult};
 use crate::gpu_spec;
-use crate::cmd::fit_render::{report, GpuSource, Options};
 use vramfit_engine::Hardware;
 use vramfit_model::units::{parse_context, parse_size};
 use vramfit_plan::solve::{self, Model};

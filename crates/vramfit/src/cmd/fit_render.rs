@@ -181,9 +181,16 @@ fn also_line(lead: &Plan, s: &Plan) -> String {
     let gain_ctx = s.max_model_len as f64 / lead.max_model_len.max(1) as f64;
     let gain_conc = s.max_concurrency as f64 / lead.max_concurrency.max(1) as f64;
     let what = if gain_ctx > 1.01 {
-        format!("{:.1}× the context ({})", gain_ctx, ctx_text(s.max_model_len))
+        format!(
+            "{:.1}× the context ({})",
+            gain_ctx,
+            ctx_text(s.max_model_len)
+        )
     } else if gain_conc > 1.01 {
-        format!("{:.1}× the requests at once ({})", gain_conc, s.max_concurrency)
+        format!(
+            "{:.1}× the requests at once ({})",
+            gain_conc, s.max_concurrency
+        )
     } else if s.quality_kld < lead.quality_kld {
         return format!(
             "also: {} KV cache, a smaller quality loss, at {} context",
@@ -255,7 +262,11 @@ pub fn report(res: &FitResult, hw: &Hardware, o: &Options) -> String {
         let mut shown: Vec<&str> = Vec::new();
         for s in sibs {
             let sp = &res.plans[*s];
-            let kind = if sp.engine == p.engine { "kv" } else { "engine" };
+            let kind = if sp.engine == p.engine {
+                "kv"
+            } else {
+                "engine"
+            };
             if shown.contains(&kind) {
                 continue;
             }
@@ -267,8 +278,16 @@ pub fn report(res: &FitResult, hw: &Hardware, o: &Options) -> String {
                 let _ = writeln!(out, "    {} {}: {}", s.knob, s.value, s.why);
             }
             let _ = writeln!(out, "    check: {}", p.check);
-            for s in sibs.iter().filter(|s| res.plans[**s].engine != p.engine).take(1) {
-                let _ = writeln!(out, "    {}: {}", res.plans[*s].engine, res.plans[*s].command);
+            for s in sibs
+                .iter()
+                .filter(|s| res.plans[**s].engine != p.engine)
+                .take(1)
+            {
+                let _ = writeln!(
+                    out,
+                    "    {}: {}",
+                    res.plans[*s].engine, res.plans[*s].command
+                );
             }
         }
     }

@@ -86,7 +86,10 @@ pub fn run(args: Args) -> CmdResult {
         }
     };
     if args.json {
-        crate::render::emit(&(serde_json::to_string_pretty(&report).map_err(|e| CliError::input(e.to_string()))? + "\n"));
+        crate::render::emit(
+            &(serde_json::to_string_pretty(&report).map_err(|e| CliError::input(e.to_string()))?
+                + "\n"),
+        );
     } else {
         let mut s = String::new();
         for (i, a) in report.attempts.iter().enumerate() {
@@ -94,11 +97,22 @@ pub fn run(args: Args) -> CmdResult {
                 "launch {}: context {} → {}{} ({:.0}s)\n",
                 i + 1,
                 a.context,
-                if a.started && a.within_limit { "started" } else if a.started { "started, over the limit" } else { "did not start" },
+                if a.started && a.within_limit {
+                    "started"
+                } else if a.started {
+                    "started, over the limit"
+                } else {
+                    "did not start"
+                },
                 match (a.measured_bytes, a.predicted_bytes) {
-                    (Some(m), Some(p)) => format!(", measured {} (predicted {})", fmt_bytes(m), fmt_bytes(p)),
+                    (Some(m), Some(p)) =>
+                        format!(", measured {} (predicted {})", fmt_bytes(m), fmt_bytes(p)),
                     (Some(m), None) => format!(", measured {}", fmt_bytes(m)),
-                    _ => a.log_says.clone().map(|l| format!(": {l}")).unwrap_or_default(),
+                    _ => a
+                        .log_says
+                        .clone()
+                        .map(|l| format!(": {l}"))
+                        .unwrap_or_default(),
                 },
                 a.seconds
             );
@@ -109,13 +123,21 @@ pub fn run(args: Args) -> CmdResult {
         }
         crate::render::emit(&s);
     }
-    Ok(if report.verified_context.is_some() { 0 } else { 1 })
+    Ok(if report.verified_context.is_some() {
+        0
+    } else {
+        1
+    })
 }
 
 fn hardware(args: &Args) -> Result<Hardware, CliError> {
     if let Some(r) = &args.ram {
-        let ram = parse_size(r).map_err(|e| CliError::input(format!("--ram {r}: {e}; write e.g. 600MiB or 8GiB")))?;
-        return Ok(Hardware { gpus: vec![], host_ram_bytes: Some(ram) });
+        let ram = parse_size(r)
+            .map_err(|e| CliError::input(format!("--ram {r}: {e}; write e.g. 600MiB or 8GiB")))?;
+        return Ok(Hardware {
+            gpus: vec![],
+            host_ram_bytes: Some(ram),
+        });
     }
     match gpu_spec::hardware(args.gpu.as_deref(), None) {
         Err(_) if args.gpu.is_none() => Ok(gpu_spec::cpu_only()),
@@ -124,7 +146,11 @@ fn hardware(args: &Args) -> Result<Hardware, CliError> {
 }
 
 /// Launch once; wait for ready, exit or timeout; stop it; return its log and whether it came up.
-fn launch_once(l: &Launch, timeout: Duration, ready: &dyn Fn(&str) -> bool) -> Result<(String, bool, f64), CliError> {
+fn launch_once(
+    l: &Launch,
+    timeout: Duration,
+    ready: &dyn Fn(&str) -> bool,
+) -> Result<(String, bool, f64), CliError> {
     let mut e = Engine::spawn(&l.words, &l.env, Echo::Quiet).map_err(CliError::input)?;
     let t0 = Instant::now();
     let mut up = false;
@@ -153,18 +179,30 @@ struct LlamaModel {
 
 impl LlamaModel {
     fn load(l: &Launch, version: Option<&str>) -> Result<LlamaModel, CliError> {
-        let cmd = vramfit_engine::cmdline::Command::parse(&l.argv()).map_err(|e| CliError::input(e.to_string()))?;
+        let cmd = vramfit_engine::cmdline::Command::parse(&l.argv())
+            .map_err(|e| CliError::input(e.to_string()))?;
         let build = match version {
             Some(v) => Some(llamacpp::version::Build::parse(v).ok_or_else(|| {
-                CliError::input(format!("--engine-version '{v}' is not a llama.cpp build: write b5274 or 5274"))
+                CliError::input(format!(
+                    "--engine-version '{v}' is not a llama.cpp build: write b5274 or 5274"
+                ))
             })?),
             None => None,
         };
-        let cfg = llamacpp::parse(&cmd.program, &cmd.args, &cmd.env, build).map_err(|e| CliError::input(e.to_string()))?;
-        let model = cfg.model_path.clone().or(cfg.hf_repo.clone()).unwrap_or_default();
+        let cfg = llamacpp::parse(&cmd.program, &cmd.args, &cmd.env, build)
+            .map_err(|e| CliError::input(e.to_string()))?;
+        let model = cfg
+            .model_path
+            .clone()
+            .or(cfg.hf_repo.clone())
+            .unwrap_or_default();
         let r = check::load(&model)?;
         let weights = check::gguf_weights(&r)?;
-        Ok(LlamaModel { spec: r.spec, weights, cfg })
+        Ok(LlamaModel {
+            spec: r.spec,
+            weights,
+            cfg,
+        })
     }
 
     /// Predicted buffer bytes at context `c` (everything on the limited device).
@@ -188,7 +226,9 @@ impl LlamaModel {
 fn probe_llamacpp(args: &Args, mut launch: Launch) -> Result<ProbeReport, CliError> {
     let hw = hardware(args)?;
     let limit = if hw.gpus.is_empty() {
-        hw.host_ram_bytes.ok_or_else(|| CliError::input("no GPU and the host RAM is unknown: give the budget with --ram SIZE"))?
+        hw.host_ram_bytes.ok_or_else(|| {
+            CliError::input("no GPU and the host RAM is unknown: give the budget with --ram SIZE")
+        })?
     } else {
         hw.gpus[0].free_bytes
     };
@@ -261,7 +301,14 @@ fn probe_llamacpp(args: &Args, mut launch: Launch) -> Result<ProbeReport, CliErr
 }
 
 fn last_line(log: &str) -> String {
-    log.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("(no output)").trim().chars().take(300).collect()
+    log.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("(no output)")
+        .trim()
+        .chars()
+        .take(300)
+        .collect()
 }
 
 /// A number after `key` on some line of the log (the last such line).
@@ -324,7 +371,9 @@ fn probe_by_log(args: &Args, mut launch: Launch) -> Result<ProbeReport, CliError
             seconds: secs,
         });
         // vLLM pages by 16 tokens (vllm/config/cache.py block_size)
-        let boundary = capacity.or(estimate).map(|n| if sglang { n } else { n / 16 * 16 });
+        let boundary = capacity
+            .or(estimate)
+            .map(|n| if sglang { n } else { n / 16 * 16 });
         if up {
             verified = Some(c);
         }

@@ -32,7 +32,9 @@ pub struct Args {
 fn aliases(flag: &str) -> Vec<&str> {
     match flag {
         "-c" | "--ctx-size" => vec!["-c", "--ctx-size"],
-        "-ngl" | "--n-gpu-layers" | "--gpu-layers" => vec!["-ngl", "--n-gpu-layers", "--gpu-layers"],
+        "-ngl" | "--n-gpu-layers" | "--gpu-layers" => {
+            vec!["-ngl", "--n-gpu-layers", "--gpu-layers"]
+        }
         "-np" | "--parallel" => vec!["-np", "--parallel"],
         "-ub" | "--ubatch-size" => vec!["-ub", "--ubatch-size"],
         "-b" | "--batch-size" => vec!["-b", "--batch-size"],
@@ -54,7 +56,9 @@ pub fn apply(l: &mut Launch, fix: &Fix) -> bool {
         }
         return true;
     }
-    if f.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_') {
+    if f.chars()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    {
         l.env.retain(|(k, _)| k != f);
         l.env.push((f.to_string(), fix.value.clone()));
         return true;
@@ -68,7 +72,10 @@ fn say(msg: &str) {
 
 pub fn run(args: Args) -> CmdResult {
     if args.max_restarts > 10 {
-        return Err(CliError::input(format!("--max-restarts {}: give 0 to 10", args.max_restarts)));
+        return Err(CliError::input(format!(
+            "--max-restarts {}: give 0 to 10",
+            args.max_restarts
+        )));
     }
     let mut launch = Launch::parse(&args.command).map_err(CliError::input)?;
     if launch.engine.is_none() {
@@ -85,9 +92,20 @@ pub fn run(args: Args) -> CmdResult {
         match hw.and_then(|hw| check::check(&launch.argv(), &hw, None)) {
             Ok(p) => say(&format!(
                 "check: {} ({}){}",
-                if p.verdict == vramfit_engine::Verdict::Fits { "fits" } else { "does not fit" },
-                p.problems.first().cloned().unwrap_or_else(|| format!("max context {}", p.max_model_len)),
-                if p.verdict == vramfit_engine::Verdict::Fits { "" } else { "; launching anyway, fixes follow an OOM" }
+                if p.verdict == vramfit_engine::Verdict::Fits {
+                    "fits"
+                } else {
+                    "does not fit"
+                },
+                p.problems
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| format!("max context {}", p.max_model_len)),
+                if p.verdict == vramfit_engine::Verdict::Fits {
+                    ""
+                } else {
+                    "; launching anyway, fixes follow an OOM"
+                }
             )),
             Err(e) => say(&format!("check skipped: {e}")),
         }
@@ -113,7 +131,8 @@ pub fn run(args: Args) -> CmdResult {
     let mut restarts = 0;
     loop {
         say(&format!("launching: {}", launch.display()));
-        let mut e = Engine::spawn(&launch.words, &launch.env, Echo::PassThrough).map_err(CliError::input)?;
+        let mut e = Engine::spawn(&launch.words, &launch.env, Echo::PassThrough)
+            .map_err(CliError::input)?;
         let status = e.wait_forwarding(&next_signal);
         let log = e.log.text();
         let code = status.as_ref().map(exit_code).unwrap_or(1);
@@ -124,18 +143,35 @@ pub fn run(args: Args) -> CmdResult {
         let d = vramfit_doctor::diagnose(&log);
         let oom = !matches!(d.cause, Cause::NotOom | Cause::Unknown);
         if !oom {
-            say(&format!("the engine exited with code {code}, not from lack of memory ({}); not relaunching", d.summary));
+            say(&format!(
+                "the engine exited with code {code}, not from lack of memory ({}); not relaunching",
+                d.summary
+            ));
             return Ok(code);
         }
         if restarts >= args.max_restarts {
-            say(&format!("the engine ran out of memory again ({}); {} relaunch(es) used, giving up", d.summary, restarts));
+            say(&format!(
+                "the engine ran out of memory again ({}); {} relaunch(es) used, giving up",
+                d.summary, restarts
+            ));
             return Ok(code);
         }
         let before = launch.clone();
-        let applied: Vec<&Fix> = d.fixes.iter().filter(|f| apply(&mut launch, f)).take(1).collect();
+        let applied: Vec<&Fix> = d
+            .fixes
+            .iter()
+            .filter(|f| apply(&mut launch, f))
+            .take(1)
+            .collect();
         if applied.is_empty() || launch == before {
-            say(&format!("out of memory ({}), but doctor's fix is not a flag to change: {}", d.summary,
-                d.fixes.first().map(|f| f.why.clone()).unwrap_or_else(|| "none".into())));
+            say(&format!(
+                "out of memory ({}), but doctor's fix is not a flag to change: {}",
+                d.summary,
+                d.fixes
+                    .first()
+                    .map(|f| f.why.clone())
+                    .unwrap_or_else(|| "none".into())
+            ));
             return Ok(code);
         }
         restarts += 1;
@@ -154,12 +190,25 @@ mod tests {
 
     #[test]
     fn fixes_edit_the_command() {
-        let argv: Vec<String> = "llama-server -m m.gguf --ctx-size 32768 -ngl 99".split(' ').map(String::from).collect();
+        let argv: Vec<String> = "llama-server -m m.gguf --ctx-size 32768 -ngl 99"
+            .split(' ')
+            .map(String::from)
+            .collect();
         let mut l = Launch::parse(&argv).unwrap();
         assert!(apply(&mut l, &Fix::flag("-c", 21504, "KV fits")));
         assert!(apply(&mut l, &Fix::flag("-ngl", 20, "layers fit")));
-        assert!(apply(&mut l, &Fix::flag("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True", "fragmentation")));
-        assert!(apply(&mut l, &Fix::flag("--enforce-eager", "", "no graphs")));
+        assert!(apply(
+            &mut l,
+            &Fix::flag(
+                "PYTORCH_CUDA_ALLOC_CONF",
+                "expandable_segments:True",
+                "fragmentation"
+            )
+        ));
+        assert!(apply(
+            &mut l,
+            &Fix::flag("--enforce-eager", "", "no graphs")
+        ));
         assert!(!apply(&mut l, &Fix::action("free the other process")));
         assert_eq!(
             l.argv().join(" "),

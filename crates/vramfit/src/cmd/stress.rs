@@ -102,12 +102,23 @@ fn percentiles(mut v: Vec<f64>) -> Latency {
     }
     v.sort_by(|a, b| a.total_cmp(b));
     let at = |q: f64| v[((q * (v.len() - 1) as f64).round() as usize).min(v.len() - 1)];
-    Latency { p50_s: at(0.5), p90_s: at(0.9), p99_s: at(0.99), max_s: v[v.len() - 1] }
+    Latency {
+        p50_s: at(0.5),
+        p90_s: at(0.9),
+        p99_s: at(0.99),
+        max_s: v[v.len() - 1],
+    }
 }
 
 fn rss_of(pid: u32) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb: u64 = s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    let kb: u64 = s
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
     Some(kb * 1024)
 }
 
@@ -134,10 +145,15 @@ fn max_opt<T: PartialOrd + Copy>(a: Option<T>, b: Option<T>) -> Option<T> {
 
 pub fn run(args: Args) -> CmdResult {
     if !(1..=1024).contains(&args.concurrency) {
-        return Err(bad(format!("--concurrency {}: give 1 to 1024 requests in flight", args.concurrency)));
+        return Err(bad(format!(
+            "--concurrency {}: give 1 to 1024 requests in flight",
+            args.concurrency
+        )));
     }
     if !(1..=1 << 20).contains(&args.prompt_tokens) || !(1..=65536).contains(&args.max_tokens) {
-        return Err(bad("--prompt-tokens must be 1 to 1048576 and --max-tokens 1 to 65536".into()));
+        return Err(bad(
+            "--prompt-tokens must be 1 to 1048576 and --max-tokens 1 to 65536".into(),
+        ));
     }
     if let Some(d) = args.duration {
         if !(d >= 1.0 && d <= 86400.0) {
@@ -145,10 +161,16 @@ pub fn run(args: Args) -> CmdResult {
         }
     }
     if args.ready_timeout > 3600 {
-        return Err(bad(format!("--ready-timeout {}: give 0 to 3600 seconds", args.ready_timeout)));
+        return Err(bad(format!(
+            "--ready-timeout {}: give 0 to 3600 seconds",
+            args.ready_timeout
+        )));
     }
     if !(1..=3600).contains(&args.timeout) {
-        return Err(bad(format!("--timeout {}: give 1 to 3600 seconds", args.timeout)));
+        return Err(bad(format!(
+            "--timeout {}: give 1 to 3600 seconds",
+            args.timeout
+        )));
     }
     let requests = match (args.requests, args.duration) {
         (Some(0), _) => return Err(bad("--requests 0: give at least 1".into())),
@@ -157,12 +179,16 @@ pub fn run(args: Args) -> CmdResult {
         (None, None) => Some(4 * args.concurrency),
     };
     let budget = match &args.budget {
-        Some(b) => Some(parse_size(b).map_err(|e| bad(format!("--budget {b}: {e}; write e.g. 24GiB")))?),
+        Some(b) => {
+            Some(parse_size(b).map_err(|e| bad(format!("--budget {b}: {e}; write e.g. 24GiB")))?)
+        }
         None => None,
     };
     let base = openai::loopback_base(&args.url).map_err(bad)?;
     let probe_agent = openai::agent(Duration::from_secs(10));
-    let served = openai::models_when_ready(&probe_agent, &base, Duration::from_secs(args.ready_timeout)).map_err(bad)?;
+    let served =
+        openai::models_when_ready(&probe_agent, &base, Duration::from_secs(args.ready_timeout))
+            .map_err(bad)?;
     let model = args.model.clone().unwrap_or_else(|| served[0].clone());
 
     let agent = openai::agent(Duration::from_secs(args.timeout));
@@ -180,8 +206,10 @@ pub fn run(args: Args) -> CmdResult {
     };
     bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
 
     // the sampler: engine metrics, NVML, the server's RSS, twice a second
@@ -189,7 +217,8 @@ pub fn run(args: Args) -> CmdResult {
         let (stop, peaks, url, pid) = (stop.clone(), peaks.clone(), args.url.clone(), args.pid);
         std::thread::spawn(move || {
             let mut probe = EngineProbe::parse(&url).ok();
-            let mut nvml = vramfit_watch::sampler::NvmlSampler::new(Duration::from_millis(500)).ok();
+            let mut nvml =
+                vramfit_watch::sampler::NvmlSampler::new(Duration::from_millis(500)).ok();
             while !stop.load(Ordering::Relaxed) {
                 let mut p = Peaks::default();
                 if let Some(s) = probe.as_mut().and_then(|pr| pr.poll().ok()) {
@@ -225,17 +254,25 @@ pub fn run(args: Args) -> CmdResult {
     let workers: Vec<_> = (0..args.concurrency)
         .map(|w| {
             let (agent, base, model) = (agent.clone(), base.clone(), model.clone());
-            let (issued, done, results, stop) = (issued.clone(), done.clone(), results.clone(), stop.clone());
+            let (issued, done, results, stop) =
+                (issued.clone(), done.clone(), results.clone(), stop.clone());
             let (p, m) = (args.prompt_tokens, args.max_tokens);
             std::thread::spawn(move || loop {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
                 let i = issued.fetch_add(1, Ordering::SeqCst);
-                if requests.is_some_and(|r| i >= r) || deadline.is_some_and(|d| Instant::now() >= d) {
+                if requests.is_some_and(|r| i >= r) || deadline.is_some_and(|d| Instant::now() >= d)
+                {
                     break;
                 }
-                let r = openai::stream_completion(&agent, &base, &model, &openai::prompt_ids(p, i + w), m);
+                let r = openai::stream_completion(
+                    &agent,
+                    &base,
+                    &model,
+                    &openai::prompt_ids(p, i + w),
+                    m,
+                );
                 results.lock().unwrap_or_else(|e| e.into_inner()).push(r);
                 done.fetch_add(1, Ordering::SeqCst);
             })
@@ -249,7 +286,9 @@ pub fn run(args: Args) -> CmdResult {
             None => bar.set_position(t0.elapsed().as_secs()),
         }
         let q = peaks.lock().unwrap_or_else(|e| e.into_inner());
-        let kv = q.kv.map(|k| format!(" kv {:.0}%", k * 100.0)).unwrap_or_default();
+        let kv =
+            q.kv.map(|k| format!(" kv {:.0}%", k * 100.0))
+                .unwrap_or_default();
         drop(q);
         bar.set_message(format!("{} done{kv}", done.load(Ordering::Relaxed)));
         std::thread::sleep(Duration::from_millis(200));
@@ -288,16 +327,31 @@ pub fn run(args: Args) -> CmdResult {
     }
     if preemptions.is_some_and(|p| p > 0) {
         passed = false;
-        verdict.push(format!("{} preemptions: the KV cache is too small for this load", preemptions.unwrap_or(0)));
+        verdict.push(format!(
+            "{} preemptions: the KV cache is too small for this load",
+            preemptions.unwrap_or(0)
+        ));
     }
     if let (Some(b), Some(m)) = (budget, peak_mem) {
         let room = b as f64 - m as f64;
         let pct = 100.0 * room / b as f64;
         if pct < args.headroom {
             passed = false;
-            verdict.push(format!("peak memory {} leaves {:.1}% of {} (planned headroom {:.1}%)", fmt_bytes(m), pct, fmt_bytes(b), args.headroom));
+            verdict.push(format!(
+                "peak memory {} leaves {:.1}% of {} (planned headroom {:.1}%)",
+                fmt_bytes(m),
+                pct,
+                fmt_bytes(b),
+                args.headroom
+            ));
         } else {
-            verdict.push(format!("peak memory {} keeps {:.1}% of {} free (planned {:.1}%)", fmt_bytes(m), pct, fmt_bytes(b), args.headroom));
+            verdict.push(format!(
+                "peak memory {} keeps {:.1}% of {} free (planned {:.1}%)",
+                fmt_bytes(m),
+                pct,
+                fmt_bytes(b),
+                args.headroom
+            ));
         }
     }
     if completed == 0 {
@@ -355,17 +409,37 @@ fn render(r: &StressReport) -> String {
          first tok  p50 {:.2}s  p90 {:.2}s  p99 {:.2}s\n\
          peaks      GPU {}  RSS {}  KV {}  running {}  waiting {}  preemptions {}\n\
          {}verdict    {}\n",
-        r.url, r.model, r.concurrency, r.prompt_tokens, r.max_tokens,
-        r.requests_completed, r.requests_failed, r.duration_s, r.requests_per_s,
-        r.output_tokens_per_s, r.prompt_tokens_per_s,
-        r.latency.p50_s, r.latency.p90_s, r.latency.p99_s, r.latency.max_s,
-        r.ttft.p50_s, r.ttft.p90_s, r.ttft.p99_s,
-        opt(r.peak_gpu_used_bytes), opt(r.peak_rss_bytes),
-        r.peak_kv_usage.map(|k| format!("{:.0}%", k * 100.0)).unwrap_or("-".into()),
+        r.url,
+        r.model,
+        r.concurrency,
+        r.prompt_tokens,
+        r.max_tokens,
+        r.requests_completed,
+        r.requests_failed,
+        r.duration_s,
+        r.requests_per_s,
+        r.output_tokens_per_s,
+        r.prompt_tokens_per_s,
+        r.latency.p50_s,
+        r.latency.p90_s,
+        r.latency.p99_s,
+        r.latency.max_s,
+        r.ttft.p50_s,
+        r.ttft.p90_s,
+        r.ttft.p99_s,
+        opt(r.peak_gpu_used_bytes),
+        opt(r.peak_rss_bytes),
+        r.peak_kv_usage
+            .map(|k| format!("{:.0}%", k * 100.0))
+            .unwrap_or("-".into()),
         r.max_running.map(|v| v.to_string()).unwrap_or("-".into()),
         r.max_waiting.map(|v| v.to_string()).unwrap_or("-".into()),
         r.preemptions.map(|v| v.to_string()).unwrap_or("-".into()),
-        if r.errors.is_empty() { String::new() } else { format!("errors     {}\n", r.errors.join(" | ")) },
+        if r.errors.is_empty() {
+            String::new()
+        } else {
+            format!("errors     {}\n", r.errors.join(" | "))
+        },
         r.verdict
     )
 }

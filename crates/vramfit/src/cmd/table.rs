@@ -43,9 +43,13 @@ fn gpu(name: &str) -> Result<Gpu, CliError> {
 fn column(entry: &str) -> Result<Column, CliError> {
     let e = entry.trim();
     let (n, name) = match e.split_once(['x', 'X']) {
-        Some((count, rest)) if !count.trim().is_empty() && count.trim().chars().all(|c| c.is_ascii_digit()) => {
+        Some((count, rest))
+            if !count.trim().is_empty() && count.trim().chars().all(|c| c.is_ascii_digit()) =>
+        {
             let n: usize = count.trim().parse().map_err(|_| {
-                CliError::input(format!("--gpus '{e}': bad count; write e.g. \"2x RTX 3090\""))
+                CliError::input(format!(
+                    "--gpus '{e}': bad count; write e.g. \"2x RTX 3090\""
+                ))
             })?;
             (n, rest.trim())
         }
@@ -57,7 +61,11 @@ fn column(entry: &str) -> Result<Column, CliError> {
         )));
     }
     let g = gpu(name)?;
-    let label = if n == 1 { g.name.clone() } else { format!("{n}x {}", g.name) };
+    let label = if n == 1 {
+        g.name.clone()
+    } else {
+        format!("{n}x {}", g.name)
+    };
     Ok(Column {
         label,
         gpus: vec![g; n],

@@ -83,7 +83,9 @@ impl Launch {
         self.argv()
             .iter()
             .map(|w| {
-                if w.is_empty() || w.contains(|c: char| c.is_whitespace() || "'\"$`\\;&|<>()*?".contains(c)) {
+                if w.is_empty()
+                    || w.contains(|c: char| c.is_whitespace() || "'\"$`\\;&|<>()*?".contains(c))
+                {
                     format!("'{}'", w.replace('\'', "'\\''"))
                 } else {
                     w.clone()
@@ -113,11 +115,21 @@ mod tests {
 
     #[test]
     fn edits_flags() {
-        let mut l = Launch::parse(&["A=1".into(), "llama-server".into(), "-m".into(), "x.gguf".into(), "--ctx-size=8192".into()]).unwrap();
+        let mut l = Launch::parse(&[
+            "A=1".into(),
+            "llama-server".into(),
+            "-m".into(),
+            "x.gguf".into(),
+            "--ctx-size=8192".into(),
+        ])
+        .unwrap();
         assert_eq!(l.get(&["-c", "--ctx-size"]).as_deref(), Some("8192"));
         l.set(&["-c", "--ctx-size"], "4096");
         l.set(&["--port"], "9000");
-        assert_eq!(l.argv().join(" "), "A=1 llama-server -m x.gguf --ctx-size=4096 --port 9000");
+        assert_eq!(
+            l.argv().join(" "),
+            "A=1 llama-server -m x.gguf --ctx-size=4096 --port 9000"
+        );
         assert_eq!(l.engine, Some(EngineKind::LlamaCpp));
     }
 }

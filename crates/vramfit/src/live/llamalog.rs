@@ -129,6 +129,9 @@ sched_reserve:        CPU compute buffer size =   294.01 MiB\n";
         assert_eq!(b.compute_bytes, (294.01 * MIB).round() as u64);
         assert_eq!(b.build.as_deref(), Some("11312 (0c1e5709) with cc"));
         assert!(b.complete());
-        assert!(failure("ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 1").is_some());
+        assert!(failure(
+            "ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 1"
+        )
+        .is_some());
     }
 }

@@ -40,7 +40,11 @@ pub fn agent(timeout: Duration) -> ureq::Agent {
 
 /// The served model names, waiting up to `ready` while the server answers 503 (llama-server and
 /// vLLM while they load the model); an error that says what is wrong with the URL.
-pub fn models_when_ready(agent: &ureq::Agent, base: &str, ready: Duration) -> Result<Vec<String>, String> {
+pub fn models_when_ready(
+    agent: &ureq::Agent,
+    base: &str,
+    ready: Duration,
+) -> Result<Vec<String>, String> {
     let t0 = Instant::now();
     loop {
         match models(agent, base) {
@@ -61,9 +65,10 @@ pub fn models_when_ready(agent: &ureq::Agent, base: &str, ready: Duration) -> Re
 /// The served model names (`GET /v1/models`); an error that says what is wrong with the URL.
 pub fn models(agent: &ureq::Agent, base: &str) -> Result<Vec<String>, String> {
     let url = format!("{base}/v1/models");
-    let resp = agent.get(&url).call().map_err(|e| {
-        format!("cannot reach {url}: {e}; start the server or fix the URL")
-    })?;
+    let resp = agent
+        .get(&url)
+        .call()
+        .map_err(|e| format!("cannot reach {url}: {e}; start the server or fix the URL"))?;
     let status = resp.status().as_u16();
     let mut body = String::new();
     resp.into_body()
@@ -75,16 +80,24 @@ pub fn models(agent: &ureq::Agent, base: &str) -> Result<Vec<String>, String> {
         return Err(format!("{url} answered HTTP 503: the server is not ready"));
     }
     if status != 200 {
-        return Err(format!("{url} answered HTTP {status}: not an OpenAI-compatible server (no /v1/models)"));
+        return Err(format!(
+            "{url} answered HTTP {status}: not an OpenAI-compatible server (no /v1/models)"
+        ));
     }
     let v: Value = serde_json::from_str(&body)
         .map_err(|_| format!("{url} did not answer JSON: not an OpenAI-compatible server"))?;
     let ids: Vec<String> = v["data"]
         .as_array()
-        .map(|a| a.iter().filter_map(|m| m["id"].as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m["id"].as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default();
     if ids.is_empty() {
-        return Err(format!("{url} lists no models: not an OpenAI-compatible server, or nothing loaded yet"));
+        return Err(format!(
+            "{url} lists no models: not an OpenAI-compatible server, or nothing loaded yet"
+        ));
     }
     Ok(ids)
 }
@@ -123,19 +136,26 @@ pub fn stream_completion(
     if status != 200 {
         let mut s = String::new();
         let _ = reader.take(2000).read_to_string(&mut s);
-        return Err(format!("HTTP {status}: {}", s.trim().chars().take(200).collect::<String>()));
+        return Err(format!(
+            "HTTP {status}: {}",
+            s.trim().chars().take(200).collect::<String>()
+        ));
     }
     let mut ttft = None;
     let mut tokens = 0u64;
     let mut usage = None;
     for line in BufReader::new(reader).lines() {
         let line = line.map_err(|e| e.to_string())?;
-        let Some(data) = line.strip_prefix("data:") else { continue };
+        let Some(data) = line.strip_prefix("data:") else {
+            continue;
+        };
         let data = data.trim();
         if data == "[DONE]" {
             break;
         }
-        let Ok(v) = serde_json::from_str::<Value>(data) else { continue };
+        let Ok(v) = serde_json::from_str::<Value>(data) else {
+            continue;
+        };
         if let Some(e) = v.get("error") {
             return Err(format!("server error: {e}"));
         }

@@ -105,9 +105,9 @@ impl Engine {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start '{prog}': {e}; check that the program is installed and on PATH"))?;
+        let mut child = cmd.spawn().map_err(|e| {
+            format!("cannot start '{prog}': {e}; check that the program is installed and on PATH")
+        })?;
         let log = LogBuf::default();
         let mut readers = Vec::new();
         if let Some(o) = child.stdout.take() {

@@ -14,14 +14,19 @@ pub fn llama_server() -> Option<PathBuf> {
         let p = PathBuf::from(p);
         return p.is_file().then_some(p);
     }
-    let cache = std::env::var("VRAMFIT_CACHE").map(PathBuf::from).unwrap_or_else(|_| {
-        PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/vramfit")
-    });
+    let cache = std::env::var("VRAMFIT_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/vramfit")
+        });
     let mut found: Vec<PathBuf> = std::fs::read_dir(&cache)
         .ok()?
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("llama-server-")))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("llama-server-"))
+        })
         .map(|p| p.join("bin/llama-server"))
         .filter(|p| p.is_file())
         .collect();
@@ -49,9 +54,16 @@ pub fn build_number(server: &Path) -> Option<String> {
         return Some(format!("b{n}"));
     }
     let out = Command::new(server).arg("--version").output().ok()?;
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     let line = text.lines().find(|l| l.contains("version:"))?;
-    let n: String = line.split("version:").nth(1)?.trim().chars().take_while(|c| c.is_ascii_digit()).collect();
+    let n: String = line
+        .split("version:")
+        .nth(1)?
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
     (!n.is_empty() && n != "0" && n != "1").then(|| format!("b{n}"))
 }
 
@@ -59,16 +71,27 @@ pub fn build_number(server: &Path) -> Option<String> {
 pub fn models() -> Option<PathBuf> {
     let dir = std::env::temp_dir().join("vramfit-live-models-v1");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/make_llama_models.py");
-    let out = Command::new("python3").arg(&script).arg(&dir).output().ok()?;
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(&dir)
+        .output()
+        .ok()?;
     if !out.status.success() {
-        eprintln!("SKIP: make_llama_models.py failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+        eprintln!(
+            "SKIP: make_llama_models.py failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
         return None;
     }
     Some(dir)
 }
 
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A llama-server on loopback; killed (its process group) when dropped.
@@ -92,7 +115,11 @@ impl Server {
             .process_group(0)
             .spawn()
             .unwrap();
-        Server { child, port, log_path }
+        Server {
+            child,
+            port,
+            log_path,
+        }
     }
 
     pub fn log(&self) -> String {
@@ -143,9 +170,13 @@ impl Drop for Server {
 /// True when no process from `exe` is left (nothing left running after a test).
 pub fn none_running(exe: &Path) -> bool {
     let exe = std::fs::canonicalize(exe).unwrap_or(exe.to_path_buf());
-    std::fs::read_dir("/proc").map(|d| {
-        d.flatten().all(|e| {
-            std::fs::read_link(e.path().join("exe")).map(|p| p != exe).unwrap_or(true)
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten().all(|e| {
+                std::fs::read_link(e.path().join("exe"))
+                    .map(|p| p != exe)
+                    .unwrap_or(true)
+            })
         })
-    }).unwrap_or(true)
+        .unwrap_or(true)
 }
