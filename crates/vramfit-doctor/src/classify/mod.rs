@@ -10,6 +10,7 @@
 mod engines;
 mod llama;
 mod torch;
+mod vllm;
 
 use serde::Serialize;
 
@@ -413,6 +414,6 @@ fn rule(ctx: &Context) -> Finding {
         | LogEvent::SglangCaptureFailed { .. }
         | LogEvent::TgiPrefillTooLarge { .. }
         | LogEvent::TgiTotalTokensTooLarge { .. } => engines::sglang_tgi(ctx),
-        _ => engines::vllm(ctx),
+        _ => vllm::vllm(ctx),
     }
 }

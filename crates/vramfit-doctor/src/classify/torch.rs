@@ -304,7 +304,7 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
     let t = TorchOom::default();
     match phase {
         Some(Phase::CudaGraphCapture) => graphs(ctx, format!("{head} while capturing CUDA graphs: graph memory is allocated after the KV cache took its share, outside the budget in older engines."), 0.75, &t),
-        Some(Phase::SamplerWarmup) => engines::sampler(ctx, format!("{head} in vLLM's sampler warm-up, which runs max_num_seqs dummy requests at once (logits of max_num_seqs x vocab in fp32)."), None),
+        Some(Phase::SamplerWarmup) => super::vllm::sampler(ctx, format!("{head} in vLLM's sampler warm-up, which runs max_num_seqs dummy requests at once (logits of max_num_seqs x vocab in fp32)."), None),
         Some(Phase::Profiling) => engines::activation(ctx, format!("{head} in vLLM's profiling run, the forward pass at max_num_batched_tokens that sets the activation peak.")),
         Some(Phase::WeightLoading) => engines::weights(ctx, format!("{head} while loading the weights: the model does not fit on the GPUs given.")),
         Some(Phase::KvAllocation) => Finding::new(Cause::KvCache, 0.6, format!("{head} while allocating the KV cache.")).fix(Fix::action("lower the context length (max_model_len / -c) or the memory fraction given to the KV cache")),

@@ -1,0 +1,267 @@
+//! Rules for vLLM's own messages: the KV cache that does not hold one request, "no available
+//! memory for the cache blocks" by release, and the sampler warm-up. Each rule names the engine
+//! behaviour it rests on.
+
+use vramfit_model::units::{fmt_bytes, GIB};
+
+use super::engines::{activation, weights};
+use super::{Cause, Context, Finding};
+use crate::events::{LogEvent, TorchOom};
+use crate::fixes::{pow2_floor, vllm_len_that_fits, vllm_util_for_free, Fix, VLLM_BLOCK};
+pub(crate) fn vllm(ctx: &Context) -> Finding {
+    match &ctx.events[ctx.at].event {
+        LogEvent::VllmKvTooSmall { max_model_len, needed, available, estimated_max_model_len } => {
+            kv_too_small(ctx, *max_model_len, *needed, *available, *estimated_max_model_len)
+        }
+        LogEvent::VllmV0KvTooSmall { max_model_len, kv_tokens } => {
+            let fit = kv_tokens / VLLM_BLOCK * VLLM_BLOCK;
+            Finding::new(Cause::KvCache, 0.9, format!("vLLM's KV cache holds {kv_tokens} tokens, fewer than one request of max_model_len {max_model_len} needs."))
+                .fact(format!("max_model_len {max_model_len} > {kv_tokens} KV tokens"))
+                .fix(Fix::flag("--max-model-len", fit, "largest context the KV cache holds (V0: one request must fit in the cache's tokens)"))
+        }
+        LogEvent::VllmNoCacheBlocks => no_cache_blocks(ctx),
+        LogEvent::VllmFreeBelowDesired { free, total, utilization, desired } => {
+            let others = total.saturating_sub(*free);
+            let mut f = Finding::new(Cause::OtherProcesses, 0.9, format!("vLLM wanted {:.2} x {} = {} but only {} was free at start-up: {} of the GPU is already in use by other processes (or a previous instance).", utilization, fmt_bytes(*total), fmt_bytes(*desired), fmt_bytes(*free), fmt_bytes(others)))
+                .fact(format!("free {} / total {}; desired {}", fmt_bytes(*free), fmt_bytes(*total), fmt_bytes(*desired)));
+            if let Some(u) = vllm_util_for_free(*free, *total) {
+                f = f.fix(Fix::flag("--gpu-memory-utilization", format!("{u:.2}"), format!("other processes hold {}: the largest fraction of the total that is free", fmt_bytes(others))));
+            }
+            f.fix(Fix::action(format!("stop the other GPU processes (nvidia-smi) to get back {}", fmt_bytes(others))))
+        }
+        LogEvent::VllmProfilingFreeGrew { initial_free, current_free } => {
+            Finding::new(Cause::OtherProcesses, 0.7, format!("Free GPU memory rose from {} to {} while vLLM profiled: another process released memory during start-up, so vLLM's measurement is void.", fmt_bytes(*initial_free), fmt_bytes(*current_free)))
+                .fix(Fix::action("run vLLM alone on the GPU (own container or CUDA_VISIBLE_DEVICES), or start it after the other process settles"))
+        }
+        LogEvent::VllmSamplerWarmupOom { num_requests } => sampler(
+            ctx,
+            format!("vLLM ran out of memory warming up the sampler with {num_requests} dummy requests: max_num_seqs rows of logits (vocab x fp32) at once."),
+            Some(*num_requests),
+        ),
+        _ => Finding::new(Cause::Unknown, 0.2, "An engine message vramfit has no rule for."),
+    }
+}
+
+fn kv_too_small(
+    ctx: &Context,
+    len: u64,
+    needed: u64,
+    available: u64,
+    estimate: Option<u64>,
+) -> Finding {
+    let mut f = Finding::new(
+        Cause::KvCache,
+        0.9,
+        format!("One request of max_model_len {len} needs {} of KV cache; only {} is left for it after weights, activations and graphs.", fmt_bytes(needed), fmt_bytes(available)),
+    )
+    .fact(format!("max_model_len {len} needs {} KV; {} available", fmt_bytes(needed), fmt_bytes(available)));
+    let fit = estimate
+        .map(|e| (e, "largest context that fits (vLLM's own estimate)"))
+        .or_else(|| {
+            // the failing length is the upper bound of the engine's search
+            let mut settings = ctx.settings.clone();
+            settings.max_model_len = Some(len);
+            ctx.fx
+                .vllm_max_model_len(&settings, available)
+                .filter(|e| *e > 0 && *e < len)
+                .map(|e| (e, "largest context that fits (vramfit's vLLM KV model)"))
+        })
+        .or_else(|| {
+            vllm_len_that_fits(len, needed, available).map(|e| {
+                (
+                    e,
+                    "largest context that fits (KV scaled to what is available, 16-token blocks)",
+                )
+            })
+        });
+    if let Some((n, why)) = fit {
+        f = f.fix(Fix::flag("--max-model-len", n, why));
+    }
+    if let (Some(u), Some(total)) = (ctx.utilization(), ctx.gpu_total()) {
+        let want = u + (needed - available.min(needed)) as f64 / total as f64;
+        let want = (want * 100.0).ceil() / 100.0;
+        if want <= 0.95 {
+            f = f.fix(Fix::flag(
+                "--gpu-memory-utilization",
+                format!("{want:.2}"),
+                format!(
+                    "adds the missing {} to the budget (now {u:.2})",
+                    fmt_bytes(needed - available.min(needed))
+                ),
+            ));
+        }
+    }
+    let fp8 = ctx
+        .settings
+        .kv_cache_dtype
+        .as_deref()
+        .is_some_and(|d| d.contains("fp8"));
+    if !fp8 && needed / 2 <= available {
+        f = f.fix(Fix::flag(
+            "--kv-cache-dtype",
+            "fp8",
+            format!(
+                "halves KV per token: max_model_len {len} then needs {}",
+                fmt_bytes(needed / 2)
+            ),
+        ));
+    }
+    let tp = ctx.settings.tensor_parallel_size.unwrap_or(1);
+    f.fix(Fix::flag(
+        "--tensor-parallel-size",
+        tp * 2,
+        format!(
+            "{} GPUs split the KV heads (and weights) between them",
+            tp * 2
+        ),
+    ))
+}
+
+/// `0.2.6`, `v0.2.7.post1` -> (0, 2, 6)
+fn version_triple(v: &str) -> Option<(u64, u64, u64)> {
+    let mut it = v
+        .trim_start_matches('v')
+        .split(|c: char| !c.is_ascii_digit());
+    Some((
+        it.next()?.parse().ok()?,
+        it.next()?.parse().ok()?,
+        it.next()?.parse().ok()?,
+    ))
+}
+
+fn no_cache_blocks(ctx: &Context) -> Finding {
+    let head = "vLLM had no memory left for KV cache blocks after weights, activations and non-torch memory";
+    // vllm#2248 (maintainers): 0.2.5-0.2.7 measured free memory after profiling without
+    // releasing the allocator's cached blocks, so fragmentation left zero KV blocks
+    let version = ctx
+        .settings
+        .engine_version
+        .as_deref()
+        .and_then(version_triple);
+    if version.is_some_and(|v| ((0, 2, 5)..=(0, 2, 7)).contains(&v)) {
+        return Finding::new(Cause::Fragmentation, 0.7, format!("{head}: vLLM 0.2.5-0.2.7 counted the allocator blocks cached by its profiling run as used (fragmentation during profiling, vllm#2248)."))
+            .fix(Fix::action("upgrade vLLM: later releases empty the allocator cache before measuring"))
+            .fix(Fix::flag("--enforce-eager", "", "less to profile and capture meanwhile"));
+    }
+    let breakdown = ctx.find(|e| match e {
+        LogEvent::VllmBreakdown {
+            weights,
+            non_torch,
+            activation,
+            ..
+        } => Some((*weights, *non_torch, *activation)),
+        _ => None,
+    });
+    let util = ctx.utilization();
+    let total = ctx.gpu_total();
+    let loaded = breakdown.map(|b| b.0).or_else(|| {
+        ctx.find(|e| match e {
+            LogEvent::VllmWeightsLoaded { bytes } => Some(*bytes),
+            _ => None,
+        })
+    });
+    if let (Some(w), Some(t)) = (loaded, total) {
+        if w as f64 >= t as f64 * 0.95 {
+            return weights(
+                ctx,
+                format!(
+                    "{head}: the weights alone take {} of the GPU's {}.",
+                    fmt_bytes(w),
+                    fmt_bytes(t)
+                ),
+            );
+        }
+    }
+    if let (Some((w, n, a)), Some(t)) = (breakdown, total) {
+        // the smallest utilization that leaves at least 1 GiB for KV (vllm/worker/worker.py budget)
+        let need = ((w + n + a + GIB) as f64 / t as f64 * 100.0).ceil() / 100.0;
+        if a > w && a > GIB {
+            return activation(
+                ctx,
+                format!(
+                    "{head}: the profiled activation peak ({}) exceeds the weights ({}).",
+                    fmt_bytes(a),
+                    fmt_bytes(w)
+                ),
+            );
+        }
+        let mut f = Finding::new(Cause::KvCache, 0.75, format!("{head}: weights {} + non-torch {} + activation peak {} leave nothing of the budget.", fmt_bytes(w), fmt_bytes(n), fmt_bytes(a)));
+        if need <= 0.95 {
+            f = f.fix(Fix::flag(
+                "--gpu-memory-utilization",
+                format!("{need:.2}"),
+                "smallest budget leaving 1 GiB for KV blocks",
+            ));
+        }
+        return f;
+    }
+    let v1 = version.is_none_or(|v| v >= (0, 8, 0));
+    match util {
+        Some(u) if u < 0.5 => Finding::new(Cause::KvCache, 0.8, format!("{head}: gpu_memory_utilization {u:.2} gives vLLM too small a share of the GPU for weights plus activations."))
+            .fact(format!("gpu_memory_utilization {u:.2}"))
+            .fix(Fix::flag("--gpu-memory-utilization", "0.90", "vLLM's long-standing default share (vllm/config/cache.py)")),
+        _ => {
+            let now = util.unwrap_or(0.9);
+            let mut f = Finding::new(Cause::KvCache, 0.5, format!("{head} (gpu_memory_utilization {now:.2}{}). The same message comes from a budget too small for the model, a large profiling batch{}; the log does not show the budget split.", if util.is_none() { ", the default" } else { "" }, if v1 { " or V1's sampler/graph warm-up over max_num_seqs sequences" } else { "" }));
+            if now < 0.95 {
+                let next = ((now + 0.05).min(0.95) * 100.0).round() / 100.0;
+                f = f.fix(Fix::flag("--gpu-memory-utilization", format!("{next:.2}"), format!("a larger share for weights + activations + KV (now {now:.2})")));
+            }
+            if v1 {
+                // V1 raised the default max_num_seqs from 256 to 1024 on large GPUs
+                // (vllm/engine/arg_utils.py; vllm PR #16158 reverted it to 256 on most GPUs)
+                let seqs = ctx.settings.max_num_seqs.unwrap_or(1024);
+                if seqs > 64 {
+                    f = f.fix(Fix::flag("--max-num-seqs", pow2_floor(seqs / 4).max(64), format!("fewer sequences in the profiling and sampler warm-up ({seqs} now)")));
+                }
+            }
+            if let Some(b) = ctx.settings.max_num_batched_tokens {
+                f = f.fix(Fix::flag("--max-num-batched-tokens", pow2_floor(b / 2), format!("halves the profiled activation peak (now {b})")));
+            }
+            f.fix(Fix::flag("--enforce-eager", "", "no CUDA graphs to budget for"))
+                .fix(Fix::action("use a quantized checkpoint or more GPUs (--tensor-parallel-size) if the weights alone take most of the budget"))
+        }
+    }
+}
+
+pub(crate) fn sampler(ctx: &Context, summary: String, n: Option<u64>) -> Finding {
+    let n = n.or(ctx.settings.max_num_seqs);
+    let mut f = Finding::new(Cause::Concurrency, 0.85, summary);
+    // The sampler's logits scale with the number of rows: with the allocator's numbers, shrink
+    // rows to what the free memory covers, and at least halve.
+    let oom = ctx.before(|e| match e {
+        LogEvent::TorchOom(t) => Some(t.clone()),
+        _ => None,
+    });
+    match n {
+        Some(n) => {
+            let mut target = n / 2;
+            if let Some(TorchOom {
+                requested: Some(q),
+                free: Some(fr),
+                ..
+            }) = &oom
+            {
+                if *q > 0 {
+                    target = target.min((n as u128 * *fr as u128 / *q as u128 / 2) as u64);
+                }
+            }
+            f = f.fix(Fix::flag(
+                "--max-num-seqs",
+                pow2_floor(target.max(1)),
+                format!("sampler warm-up memory scales with max_num_seqs ({n} now)"),
+            ));
+        }
+        None => {
+            f = f.fix(Fix::flag("--max-num-seqs", 256, "vLLM V1 defaults to 1024 sequences on many GPUs; 256 was V0's default (vllm#15357)"));
+        }
+    }
+    if let Some(u) = ctx.utilization().filter(|u| *u >= 0.9) {
+        f = f.fix(Fix::flag(
+            "--gpu-memory-utilization",
+            format!("{:.2}", u - 0.05),
+            "the warm-up runs outside the KV pool's budget",
+        ));
+    }
+    f
+}
