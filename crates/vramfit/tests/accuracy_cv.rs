@@ -269,6 +269,33 @@ fn leave_one_log_out() {
         .iter()
         .position(|k| *k == Constants::FITTED)
         .expect("constants in force on the grid");
+    if std::env::var_os("VRAMFIT_CV_VERBOSE").is_some() {
+        for (c, rows) in cases.iter().zip(&table) {
+            let p = run(c);
+            let d = &p.devices[0];
+            let rows: Vec<String> = rows[in_force]
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{} {:+.1}%{}",
+                        r.0,
+                        r.1 * 100.0,
+                        if r.2 { "" } else { " OUT" }
+                    )
+                })
+                .collect();
+            println!(
+                "CASE {} v{} act {:.2} graphs {:.2} non-torch {:.2} weights {:.2} GiB: {}",
+                c.id,
+                c.version.as_deref().unwrap_or("?"),
+                d.compute_bytes as f64 / GIB,
+                d.cuda_graph_bytes as f64 / GIB,
+                d.overhead_bytes as f64 / GIB,
+                d.weights_bytes as f64 / GIB,
+                rows.join(", ")
+            );
+        }
+    }
     let losses: Vec<Vec<f64>> = table
         .iter()
         .map(|per| per.iter().map(|r| loss(r)).collect())

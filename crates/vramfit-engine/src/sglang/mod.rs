@@ -291,6 +291,7 @@ pub fn plan(
                 cuda_graphs: false,
                 act_bytes: model_dtype_bytes(spec, cfg),
                 expert_parallel: false,
+                model_runner_v2: false,
             },
         )
     };

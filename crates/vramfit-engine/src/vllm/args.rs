@@ -63,6 +63,8 @@ pub struct VllmConfig {
     pub cudagraphs_disabled: bool,
     /// `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`: a max_model_len beyond the model's is accepted
     pub allow_long_max_model_len: bool,
+    /// `VLLM_USE_V2_MODEL_RUNNER` (None: the release's default for the model, [`super::runner`])
+    pub use_v2_model_runner: Option<bool>,
     /// the GPU's compute capability, set by the plan (kernel-dependent weight layouts: MXFP4
     /// experts padded for Marlin); None when unknown
     pub compute_capability: Option<f64>,
@@ -259,6 +261,18 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
             }
         }),
     };
+    let use_v2_model_runner = match env("VLLM_USE_V2_MODEL_RUNNER").map(str::trim) {
+        None => None,
+        Some("1" | "true" | "True") => Some(true),
+        Some("0" | "false" | "False") => Some(false),
+        Some(v) => {
+            return Err(EngineError::BadEnv {
+                name: "VLLM_USE_V2_MODEL_RUNNER".into(),
+                value: v.into(),
+                expected: "0 or 1".into(),
+            })
+        }
+    };
     let mut unknown_flags = Vec::new();
     for u in &flags.unknown {
         let name = u.split([' ', '=']).next().unwrap_or(u);
@@ -321,6 +335,7 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
             env("VLLM_ALLOW_LONG_MAX_MODEL_LEN").map(str::trim),
             Some("1" | "true" | "True")
         ),
+        use_v2_model_runner,
         compute_capability: None,
         unknown_flags,
         notes,

@@ -107,6 +107,8 @@ impl Calibrated {
         let (mnbt, mns) = lc.batch_limits(total, &gpu.name, len);
         // the binding worker of a pipeline is taken as the first stage (no sampler)
         let last = lc.pipeline_parallel_size == 1;
+        let v2 = super::runner::runner(spec, &lc) == super::runner::Runner::V2
+            && super::runner::lean_profile(lc.version);
         let prof_log = profile(
             spec,
             ranges[0].clone(),
@@ -118,9 +120,10 @@ impl Calibrated {
                 cuda_graphs: lc.uses_cuda_graphs(),
                 act_bytes: model_dtype(spec, &lc).bytes(),
                 expert_parallel: lc.enable_expert_parallel,
+                model_runner_v2: v2,
             },
         );
-        let charged_log = lc.deducts_cuda_graphs();
+        let charged_log = lc.deducts_cuda_graphs() && !v2;
         let requested = m
             .requested_bytes
             .map(|r| r as f64)

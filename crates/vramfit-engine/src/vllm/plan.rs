@@ -200,6 +200,10 @@ pub(super) fn evaluate(
             )
         })
         .collect();
+    let runner = super::runner::runner(spec, cfg);
+    let lean = runner == super::runner::Runner::V2 && super::runner::lean_profile(cfg.version);
+    // Model Runner V2's CUDA-graph estimate is a placeholder returning 0 (runner.rs)
+    let estimate_charged = cfg.deducts_cuda_graphs() && !lean;
     let mut workers = Vec::new();
     for (i, gpu) in gpus.iter().enumerate() {
         // rank = pp_rank · tp + tp_rank: consecutive GPUs form one pipeline stage
@@ -217,11 +221,12 @@ pub(super) fn evaluate(
                 cuda_graphs: cfg.uses_cuda_graphs(),
                 act_bytes: dtype.bytes(),
                 expert_parallel: cfg.enable_expert_parallel,
+                model_runner_v2: lean,
             },
         );
         // gpu_worker.py: the estimate is skipped on ROCm in the v0.21+ code read
         let rocm = is_rocm(&gpu.name);
-        let charges = cfg.deducts_cuda_graphs() && !rocm;
+        let charges = estimate_charged && !rocm;
         let mut prof = prof;
         let w = match &calib {
             Some(c) => c.adjust(w, &mut prof, charges),
@@ -343,12 +348,12 @@ pub(super) fn evaluate(
             cfg.version
         ));
     }
-    if !fails && !cfg.version.deducts_cuda_graphs() && cfg.uses_cuda_graphs() {
+    if !fails && !estimate_charged && cfg.uses_cuda_graphs() {
         for (i, w) in workers.iter().enumerate() {
             let used = w.requested + w.profile.cuda_graph_bytes;
             if used > w.gpu.free_bytes {
                 problems.push(format!(
-                    "GPU {i}: CUDA graphs ({}) are captured on top of the {} budget (before v0.21) and exceed free memory: expect an OOM during graph capture",
+                    "GPU {i}: CUDA graphs ({}) are captured on top of the {} budget (before v0.21, or under Model Runner V2) and exceed free memory: expect an OOM during graph capture",
                     fmt_bytes(w.profile.cuda_graph_bytes),
                     fmt_bytes(w.requested)
                 ));
@@ -403,8 +408,10 @@ pub(super) fn evaluate(
             "cuda_graphs".to_string(),
             if !cfg.uses_cuda_graphs() {
                 "off".into()
-            } else if cfg.deducts_cuda_graphs() {
+            } else if estimate_charged {
                 "estimate charged to the budget".into()
+            } else if lean && cfg.deducts_cuda_graphs() {
+                "Model Runner V2: estimate 0, captured after KV sizing".into()
             } else {
                 "captured after KV sizing".into()
             },

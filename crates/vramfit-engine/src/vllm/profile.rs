@@ -91,6 +91,9 @@ pub struct ProfileInputs {
     /// `--enable-expert-parallel`: experts are whole on each rank, so the fused-MoE buffers hold
     /// the full intermediate size (FusedMoEParallelConfig: the MoE's tp_size becomes 1 under EP)
     pub expert_parallel: bool,
+    /// Model Runner V2's lean profile ([`super::runner::lean_profile`]): it samples without
+    /// sampling parameters, so only the LM head's logits are allocated
+    pub model_runner_v2: bool,
 }
 
 /// The activation peak, non-torch memory and CUDA-graph pool of one pipeline stage.
@@ -151,7 +154,11 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
         layer_peak = layer_peak.max(attn.max(ffn));
     }
     let forward = residual + layer_peak;
-    let sampler = if p.is_last_stage {
+    let sampler = if p.is_last_stage && p.model_runner_v2 {
+        // `[num_reqs, vocab]` logits in the model dtype, nothing else (runner.rs)
+        let num_reqs = t.min(p.max_num_seqs);
+        residual / 2 + num_reqs * spec.n_vocab * b
+    } else if p.is_last_stage {
         let num_reqs = t.min(p.max_num_seqs);
         // the sampled rows of hidden state stay alive; logits are [num_reqs, vocab]
         residual / 2 + (num_reqs as f64 * spec.n_vocab as f64 * c.sampler_bytes_per_elem) as u64

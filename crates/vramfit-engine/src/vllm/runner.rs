@@ -1,0 +1,132 @@
+//! Which GPU model runner vLLM picks, and what that changes in start-up profiling.
+//!
+//! Model Runner V2 (`vllm/v1/worker/gpu/model_runner.py`) replaced the V1 runner
+//! (`gpu_model_runner.py`) architecture by architecture. `VllmConfig.use_v2_model_runner`
+//! (vllm/config/vllm.py) decides, by release:
+//! - `VLLM_USE_V2_MODEL_RUNNER` set: it decides;
+//! - from PR #39337 ("Oracle for model runner v2 - qwen3 dense model by default", merged
+//!   2026-04): `DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES = {Qwen3ForCausalLM}`, only for models that
+//!   are not MoE, not quantized and not hybrid/mamba; the first release taken as v0.21.0 (the
+//!   v0.19.1 Qwen3-8B log in the public fixtures profiles the V1 sampler);
+//! - v0.23.0: the set grows to Llama, Mistral, Qwen3, DeepseekV2 and Qwen2Moe (the set as
+//!   printed in v0.23.0's config/vllm.py), still unquantized only;
+//! - v0.25.1: every dense (non-MoE) model, quantized ones included (PR #44443 "Enable by
+//!   default for all dense models"; vllm#49224: "Model Runner V2 became the default for dense
+//!   models in 0.25.1 ... before 0.25.1 dense FP8 models used the legacy runner");
+//! - v0.30.0: every model (PR #53183).
+//!
+//! What the profile sees under V2 (where [`lean_profile`] holds):
+//! - the sampler run gets a dummy batch with no sampling parameters, so the sampler takes its
+//!   early exit: no fp32 upcast, no top-k/top-p, no logprobs — only the logits the LM head writes
+//!   (`_dummy_sampler_run`, NOTE(woosuk) "the sampler may skip top_k, top_p, and logprobs";
+//!   vllm PR #57926 describes the gap and is not merged);
+//! - `profile_cudagraph_memory()` is a placeholder returning 0 (PR #36520; vllm#49224), so no
+//!   CUDA-graph estimate is taken out of the budget (a v0.26.0 log prints 0.48 GiB of graphs
+//!   that the available KV does not subtract; a v0.27.1 log prints the pool without one).
+
+use super::args::VllmConfig;
+use super::Version;
+use vramfit_model::{AttentionKind, ModelSpec};
+
+/// Whether V2's profile at this release is the lean one described above (logits only, no
+/// CUDA-graph estimate). Bounded by the logs, not by a PR read: v0.22.1 (KAITO's Qwen3 auto-fit
+/// rows), v0.26.0 (Qwen3-0.6B on an RTX 3050: 0.23 GiB of everything besides weights and KV;
+/// Qwen2.5-7B-AWQ on an RTX 4080: graphs not subtracted) and v0.27.1 (Qwen2.5-0.5B: "0.31 GiB for
+/// peak activation, and 0.0 GiB for CUDAGraph memory") profile lean; v0.24.0 (Qwen3-8B on an RTX
+/// 5090, dev record vllm-log-006) and v0.28.0 (Qwen3-14B on an L40S and an L4, vllm-log-012/-017)
+/// charge what V1 charges (sampler with its top-k/top-p temporaries, the graph estimate). The
+/// change that ended the lean profile by v0.28.0 (a fix like PR #57926) and why the v0.24.0 log
+/// differs were not found in the sources read.
+pub fn lean_profile(version: Version) -> bool {
+    (version >= Version::new(0, 21, 0) && version < Version::new(0, 23, 0))
+        || (version >= Version::new(0, 25, 1) && version < Version::new(0, 28, 0))
+}
+
+/// The two runners.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runner {
+    V1,
+    V2,
+}
+
+/// The architectures V2 takes by default before v0.25.1, by release.
+fn default_architectures(version: Version) -> &'static [&'static str] {
+    if version >= Version::new(0, 23, 0) {
+        &[
+            "LlamaForCausalLM",
+            "MistralForCausalLM",
+            "Qwen3ForCausalLM",
+            "DeepseekV2ForCausalLM",
+            "Qwen2MoeForCausalLM",
+        ]
+    } else if version >= Version::new(0, 21, 0) {
+        &["Qwen3ForCausalLM"]
+    } else {
+        &[]
+    }
+}
+
+/// The runner `vllm serve` uses for this model and command.
+pub fn runner(spec: &ModelSpec, cfg: &VllmConfig) -> Runner {
+    if let Some(v2) = cfg.use_v2_model_runner {
+        return if v2 { Runner::V2 } else { Runner::V1 };
+    }
+    let v = cfg.version;
+    if v >= Version::new(0, 30, 0) {
+        return Runner::V2;
+    }
+    let hybrid = spec
+        .layers
+        .iter()
+        .any(|l| matches!(l.attention, AttentionKind::Recurrent(_)));
+    let listed = default_architectures(v).contains(&spec.architecture.as_str());
+    let quantized = spec.quant.is_some() || cfg.quantization.is_some();
+    let moe = spec.moe.is_some();
+    let v2 = if v >= Version::new(0, 25, 1) {
+        !hybrid && (listed || !moe)
+    } else {
+        listed && !quantized && !hybrid && (!moe || spec.architecture.contains("Moe"))
+    };
+    if v2 {
+        Runner::V2
+    } else {
+        Runner::V1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cmdline::Command;
+
+    fn cfg(argv: &[&str], version: &str) -> VllmConfig {
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        super::super::parse(&Command::parse(&argv).unwrap(), Some(version)).unwrap()
+    }
+
+    fn spec(arch: &str) -> ModelSpec {
+        let m = vramfit_model::catalog::find_model("Qwen/Qwen3-8B").unwrap();
+        let mut s = vramfit_model::hf_config::spec_from_config(&m.id, &m.config).unwrap();
+        s.architecture = arch.to_string();
+        s
+    }
+
+    #[test]
+    fn by_release_and_architecture() {
+        let qwen3 = spec("Qwen3ForCausalLM");
+        let qwen2 = spec("Qwen2ForCausalLM");
+        let argv = ["vllm", "serve", "m"];
+        assert_eq!(runner(&qwen3, &cfg(&argv, "0.19.1")), Runner::V1);
+        assert_eq!(runner(&qwen3, &cfg(&argv, "0.22.1")), Runner::V2);
+        assert_eq!(runner(&qwen2, &cfg(&argv, "0.22.0")), Runner::V1);
+        assert_eq!(runner(&qwen2, &cfg(&argv, "0.25.1")), Runner::V2);
+        let env = ["VLLM_USE_V2_MODEL_RUNNER=0", "vllm", "serve", "m"];
+        assert_eq!(runner(&qwen3, &cfg(&env, "0.22.1")), Runner::V1);
+        let env = ["VLLM_USE_V2_MODEL_RUNNER=1", "vllm", "serve", "m"];
+        assert_eq!(runner(&qwen2, &cfg(&env, "0.22.0")), Runner::V2);
+        assert!(lean_profile(Version::new(0, 22, 1)));
+        assert!(!lean_profile(Version::new(0, 24, 0)));
+        assert!(lean_profile(Version::new(0, 27, 1)));
+        assert!(!lean_profile(Version::new(0, 28, 0)));
+    }
+}
