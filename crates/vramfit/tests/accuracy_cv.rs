@@ -25,6 +25,8 @@ const GIB: f64 = (1u64 << 30) as f64;
 
 struct Case {
     id: String,
+    /// "vllm" or "sglang"
+    engine: &'static str,
     era: &'static str,
     spec: ModelSpec,
     argv: Vec<String>,
@@ -86,12 +88,15 @@ fn load_cases() -> Vec<Case> {
         include_str!("fixtures/dev_cases.jsonl"),
         include_str!("fixtures/dev_cases_h2.jsonl"),
         include_str!("fixtures/vllm_public_logs.jsonl"),
+        include_str!("fixtures/sglang_public_logs.jsonl"),
     ] {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let c: Value = serde_json::from_str(line).unwrap();
-            if c["engine"] != "vllm" {
-                continue;
-            }
+            let engine = match c["engine"].as_str() {
+                Some("vllm") => "vllm",
+                Some("sglang") => "sglang",
+                _ => continue,
+            };
             let hf = c["hf_id"].as_str().unwrap();
             let spec = match c.get("config").filter(|v| v.is_object()) {
                 Some(cfg) => vramfit_model::hf_config::spec_from_config(hf, cfg).unwrap(),
@@ -107,7 +112,12 @@ fn load_cases() -> Vec<Case> {
             let version = c["engine_version"].as_str().map(str::to_string);
             cases.push(Case {
                 id: c["id"].as_str().unwrap().to_string(),
-                era: era(version.as_deref()),
+                engine,
+                era: if engine == "sglang" {
+                    "SGLang"
+                } else {
+                    era(version.as_deref())
+                },
                 spec,
                 argv: c["argv"]
                     .as_array()
@@ -135,6 +145,14 @@ fn load_cases() -> Vec<Case> {
 
 fn run(c: &Case) -> MemoryPlan {
     let cmd = Command::parse(&c.argv).unwrap();
+    if c.engine == "sglang" {
+        let mut cfg = vramfit_engine::sglang::parse(&cmd).unwrap();
+        cfg.version = c
+            .version
+            .as_deref()
+            .and_then(|v| vllm::Version::parse(v).ok());
+        return vramfit_engine::sglang::plan(&c.spec, None, &cfg, &c.hw);
+    }
     let cfg = vllm::parse(&cmd, c.version.as_deref()).unwrap();
     vllm::plan_without_suggestions(&c.spec, None, &cfg, &c.hw)
 }
@@ -318,7 +336,17 @@ fn leave_one_log_out() {
             })
             .unwrap();
         for (row_in, row_cv) in table[i][in_force].iter().zip(&table[i][best]) {
-            for era in [c.era.to_string(), "all eras".to_string()] {
+            let all = if c.engine == "sglang" {
+                "SGLang".to_string()
+            } else {
+                "vLLM, all eras".to_string()
+            };
+            let eras = if c.engine == "sglang" {
+                vec![all]
+            } else {
+                vec![c.era.to_string(), all]
+            };
+            for era in eras {
                 let t = tallies.entry((row_in.0.clone(), era)).or_default();
                 t.0.n += 1;
                 t.0.ok += row_in.2 as usize;
@@ -326,6 +354,9 @@ fn leave_one_log_out() {
                 t.1.n += 1;
                 t.1.ok += row_cv.2 as usize;
                 t.1.errs.push(row_cv.1);
+            }
+            if c.engine == "sglang" {
+                continue;
             }
             all_in.1 += 1;
             all_in.0 += row_in.2 as usize;
@@ -350,8 +381,10 @@ fn leave_one_log_out() {
         println!("{comp:<30} {era:<26} {:>16} {:>16}", summary(a), summary(b));
     }
     println!(
-        "cases {}; within tolerance in-sample {}/{}, leave-one-out {}/{}",
+        "cases {} ({} vLLM, {} SGLang); vLLM numbers within tolerance in-sample {}/{}, leave-one-out {}/{}",
         cases.len(),
+        cases.iter().filter(|c| c.engine == "vllm").count(),
+        cases.iter().filter(|c| c.engine == "sglang").count(),
         all_in.0,
         all_in.1,
         all_cv.0,

@@ -35,6 +35,8 @@ pub struct SglangConfig {
     pub speculative_algorithm: Option<String>,
     /// `CUDA_VISIBLE_DEVICES`
     pub visible_devices: Option<Vec<usize>>,
+    /// the release (`--engine-version`); None: the current v0.5.x defaults
+    pub version: Option<crate::vllm::Version>,
     /// flags that change memory but are not modelled (they go into the plan's problems)
     pub unmodelled: Vec<String>,
     /// unknown flags and assumptions
@@ -225,6 +227,7 @@ pub fn parse(cmd: &Command) -> Result<SglangConfig, EngineError> {
         page_size: count("--page-size")?.unwrap_or(1).max(1),
         speculative_algorithm: flags.get("--speculative-algorithm").map(str::to_string),
         visible_devices,
+        version: None,
         unmodelled,
         notes,
     })
@@ -290,7 +293,14 @@ pub fn gpu_defaults(cfg: &SglangConfig, gpu_mem_mib: f64) -> GpuDefaults {
         Some(a) if a != "NGRAM" => reserved += 2.0 * 1024.0,
         _ => {}
     }
-    let fraction = ((gpu_mem_mib - reserved) / gpu_mem_mib * 1000.0).round() / 1000.0;
+    let fraction = super::fraction::legacy_default(
+        cfg.version,
+        gpu_mem_mib,
+        cfg.tp_size * cfg.pp_size,
+        cfg.speculative_algorithm.as_deref(),
+        cfg.enable_dp_attention,
+    )
+    .unwrap_or(((gpu_mem_mib - reserved) / gpu_mem_mib * 1000.0).round() / 1000.0);
     GpuDefaults {
         chunked_prefill_size: chunked,
         cuda_graph_max_bs: graph_bs,

@@ -15,6 +15,7 @@
 //! layers over TP, vocab-parallel embeddings): [`crate::vllm::weights`].
 
 pub mod args;
+pub mod fraction;
 
 use crate::cmdline::{Command, EngineKind};
 use crate::hardware::{Gpu, Hardware};
@@ -34,6 +35,24 @@ use vramfit_model::{AttentionKind, ModelSpec, TensorDtype, WeightSet};
 /// weights (ours: 55.1 GiB per rank, vLLM measured 2 × 27.72 at TP8) rests on that one record.
 pub const INIT_BYTES: u64 = 512 * MIB;
 pub const INIT_TP_BYTES: u64 = 2 * GIB;
+/// The same TP term on GPUs joined by PCIe only (consumer and PCIe data-centre cards): SGLang's
+/// custom all-reduce needs P2P/NVLink (`CustomAllreduce` disables itself otherwise), leaving
+/// NCCL's buffers. Measured, not fitted: a 4x L4 TP4 log prints "Load weight begin. avail
+/// mem=21.63 GB" on a 22.49 GiB card, 0.86 GiB for the context and NCCL together.
+pub const INIT_TP_PCIE_BYTES: u64 = 384 * MIB;
+
+/// GPUs that come in NVLink/xGMI-joined boards (SXM/OAM), where SGLang's custom all-reduce
+/// allocates its buffers; a "PCIe" name or any other card is taken as PCIe-only.
+fn nvlink_class(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    !n.contains("pcie")
+        && [
+            "h100", "h200", "h20", "h800", "a100", "a800", "b200", "b300", "gb200", "gb300",
+            "mi300", "mi325", "mi355",
+        ]
+        .iter()
+        .any(|k| n.contains(k))
+}
 
 /// SGLang's constant metadata reserve (server_args.py `_handle_gpu_memory_settings`: 512 MB).
 /// Its other reserve terms (`chunked_prefill_size × 1.5` MB, `cuda_graph_max_bs × 2` MB) are
@@ -222,14 +241,21 @@ pub fn plan(
     } else {
         tp
     };
-    let init = INIT_BYTES + if tp > 1 { INIT_TP_BYTES } else { 0 };
+    let init_of = |g: &Gpu| {
+        INIT_BYTES
+            + match (tp > 1, nvlink_class(&g.name)) {
+                (false, _) => 0,
+                (true, true) => INIT_TP_BYTES,
+                (true, false) => INIT_TP_PCIE_BYTES,
+            }
+    };
     let stage_of = |rank: usize| (rank / tp as usize) % cfg.pp_size as usize;
     // rest memory is taken as the minimum over ranks (get_available_gpu_memory distributed=True)
     let mut tokens = u64::MAX;
     let mut rest_min = i64::MAX;
     for (r, g) in gpus.iter().enumerate() {
         let s = stage_of(r);
-        let f = measured_free.unwrap_or_else(|| g.free_bytes.saturating_sub(init)) as f64;
+        let f = measured_free.unwrap_or_else(|| g.free_bytes.saturating_sub(init_of(g))) as f64;
         let rest = f - stage_bytes[s] as f64 - f * (1.0 - mfs);
         let cell = cell_size(spec, ranges[s].clone(), attn_tp, elem).max(1);
         rest_min = rest_min.min(rest as i64);
@@ -314,7 +340,7 @@ pub fn plan(
             } else {
                 defaults.cuda_graph_max_bs * GRAPH_BYTES_PER_BS
             },
-            overhead_bytes: init + METADATA_BYTES + prof.non_torch_bytes + req_table,
+            overhead_bytes: init_of(g) + METADATA_BYTES + prof.non_torch_bytes + req_table,
             used_bytes: 0,
         };
         d.finish();
@@ -345,7 +371,7 @@ pub fn plan(
             "raise --tp-size (weights split over more GPUs) or use a quantized checkpoint; {} per GPU of weights need a fraction above {:.2}",
             fmt_bytes(stage_bytes[0]),
             gpus.first()
-                .map(|g| stage_bytes[0] as f64 / g.free_bytes.saturating_sub(init).max(1) as f64)
+                .map(|g| stage_bytes[0] as f64 / g.free_bytes.saturating_sub(init_of(g)).max(1) as f64)
                 .unwrap_or(1.0)
         ));
     }

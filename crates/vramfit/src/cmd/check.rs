@@ -289,12 +289,14 @@ fn check_engine(
                     CliError::input(format!("--engine-version '{v}' is not an SGLang release: write e.g. 0.5.4"))
                 })?;
             }
-            let cfg = sglang::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
+            let mut cfg = sglang::parse(&cmd).map_err(|e| CliError::input(e.to_string()))?;
+            // the default --mem-fraction-static changed twice (sglang/fraction.rs)
+            cfg.version = version.and_then(|v| vllm::version::Version::parse(v).ok());
             let r = load(&cfg.model)?;
             let mut plan = sglang::plan(&r.spec, r.weights.as_ref(), &cfg, hw);
             super::extras::add(&mut plan, &cmd, &r.spec);
             if let Some(v) = version {
-                plan.notes.push(format!("--engine-version {v}: SGLang is modelled as of v0.5.x (server_args.py defaults); older releases are not distinguished"));
+                plan.notes.push(format!("--engine-version {v}: SGLang's default --mem-fraction-static is taken from that release; the rest is modelled as of v0.5.x"));
             }
             Ok(plan)
         }
