@@ -8,6 +8,10 @@
 //!
 //!     cargo test -p vramfit --release --test accuracy_cv -- --nocapture
 //!
+//! `VRAMFIT_CV_VERBOSE=1` adds one line per case (predicted components, signed errors);
+//! `VRAMFIT_CV_V1_ONLY=1` runs every vLLM start on the V1 runner (the model before
+//! `vllm::runner`), for a before/after on the same logs.
+//!
 //! The evaluation is in-process (the same parse → plan path as `vramfit check`, offline: models
 //! from the case's config.json or the embedded catalog).
 
@@ -153,7 +157,11 @@ fn run(c: &Case) -> MemoryPlan {
             .and_then(|v| vllm::Version::parse(v).ok());
         return vramfit_engine::sglang::plan(&c.spec, None, &cfg, &c.hw);
     }
-    let cfg = vllm::parse(&cmd, c.version.as_deref()).unwrap();
+    let mut cfg = vllm::parse(&cmd, c.version.as_deref()).unwrap();
+    if std::env::var_os("VRAMFIT_CV_V1_ONLY").is_some() {
+        // ablation: every start on the V1 runner, as the model stood before runner.rs
+        cfg.use_v2_model_runner = Some(false);
+    }
     vllm::plan_without_suggestions(&c.spec, None, &cfg, &c.hw)
 }
 
