@@ -10,7 +10,8 @@
 //!
 //! `VRAMFIT_CV_VERBOSE=1` adds one line per case (predicted components, signed errors);
 //! `VRAMFIT_CV_V1_ONLY=1` runs every vLLM start on the V1 runner (the model before
-//! `vllm::runner`), for a before/after on the same logs.
+//! `vllm::runner`), for a before/after on the same logs. The test fails below 80 % of the vLLM
+//! comparisons within tolerance (leave-one-out) or 75 % of the SGLang pools.
 //!
 //! The evaluation is in-process (the same parse → plan path as `vramfit check`, offline: models
 //! from the case's config.json or the embedded catalog).
@@ -398,11 +399,15 @@ fn leave_one_log_out() {
         all_cv.0,
         all_cv.1
     );
-    // the bar reached; raise it as the model improves
+    // below the bars reached (vLLM 209/240 = 87 % leave-one-out, SGLang pools 9/9), with room for
+    // logs still being gathered; raise them as the model improves
     assert!(
-        all_cv.0 * 100 >= all_cv.1 * 70,
+        all_cv.0 * 100 >= all_cv.1 * 80,
         "LOO {}/{}",
         all_cv.0,
         all_cv.1
     );
+    if let Some((t, _)) = tallies.get(&("available_kv_bytes".to_string(), "SGLang".to_string())) {
+        assert!(t.ok * 100 >= t.n * 75, "SGLang pools {}/{}", t.ok, t.n);
+    }
 }
