@@ -438,6 +438,12 @@ pub(super) fn evaluate(
         }
         notes.extend(c.cal.warnings.iter().map(|w| format!("calibration: {w}")));
     }
+    if lean {
+        notes.push(format!(
+            "vLLM {} runs {} on Model Runner V2, whose start-up profile samples without sampling parameters and charges no CUDA-graph estimate (set VLLM_USE_V2_MODEL_RUNNER=0 in the command if yours runs V1)",
+            cfg.version, spec.architecture
+        ));
+    }
     if spec.vision_params > 0 {
         notes.push("the multimodal encoder's profiling pass is not modelled: the activation peak may be larger".into());
     }
