@@ -89,12 +89,16 @@ pub struct WeightScheme {
     pub mxfp4_marlin: bool,
 }
 
-/// vLLM's MXFP4 MoE backend is Marlin where neither the Hopper/Blackwell Triton kernels nor
-/// FlashInfer's SM100 kernels run (mxfp4.py `get_mxfp4_backend`: SM90/SM100 → Triton or
-/// FlashInfer, otherwise "Marlin (universal fallback)": Ampere, Ada, consumer Blackwell SM12x).
-/// Unknown capability: not Marlin.
+/// vLLM's MXFP4 MoE backend is Marlin where neither the Triton kernels nor FlashInfer's SM100
+/// kernels run (mxfp4.py `get_mxfp4_backend`: SM100 → FlashInfer, otherwise Triton only when
+/// `has_triton_kernels()` and 9.0 ≤ capability < 11.0, else "Marlin (universal fallback)").
+/// Hopper is taken as Marlin: the `triton_kernels` package is not installed with vLLM in the
+/// logs read — vllm#23278 (0.10.1, H100) prints "Weight-only FP4 compression will be used
+/// leveraging the Marlin kernel" and loads 65.97 GiB (Marlin's padded layout), and the two
+/// vllm#27508 starts (0.11.0, H100) leave the pool that layout leaves. Unknown capability: not
+/// Marlin.
 pub fn mxfp4_marlin(compute_capability: Option<f64>) -> bool {
-    compute_capability.is_some_and(|cc| cc < 9.0 || cc >= 11.0)
+    compute_capability.is_some_and(|cc| cc < 10.0 || cc >= 11.0)
 }
 
 impl WeightScheme {
