@@ -218,3 +218,48 @@ fn a_draft_model_shares_the_pool() {
         notes(&sg)
     );
 }
+
+/// llama.cpp's projector warm-up (tools/mtmd/clip.cpp warmup): one 896 x 896 image through a
+/// SigLIP encoder of 1152 wide, 4304 FFN, 16 heads, patch 14 (gemma-3's projector header):
+/// 4096 patches x (4304 + 3 x 1152) f32 with flash attention; without it the 16 heads' f32
+/// scores over 4096 x 4096 patches are added (1 GiB).
+#[test]
+fn the_projector_warmup_compute_is_counted() {
+    let Some((dir, sizes)) = fixtures() else {
+        return;
+    };
+    let mmproj = dir.join("mmproj-siglip.gguf");
+    let base = [
+        "--json",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "llama-server",
+        "-hf",
+        "unsloth/Qwen3-8B-GGUF:Q4_K_M",
+        "-c",
+        "8192",
+        "-ngl",
+        "99",
+    ];
+    let (_, plain, _) = check(&base);
+    let mut args = base.to_vec();
+    args.extend_from_slice(&["--mmproj", mmproj.to_str().unwrap()]);
+    let (rc, with, err) = check(&args);
+    assert_eq!(rc, 0, "{err}");
+    let w = |j: &Value| j["devices"][0]["weights_bytes"].as_u64().unwrap();
+    let warm = 4 * 4096 * (4304 + 3 * 1152);
+    assert_eq!(
+        w(&with) - w(&plain),
+        sizes["mmproj-siglip.gguf"].as_u64().unwrap() + warm
+    );
+    let n = notes(&with);
+    assert!(
+        n.contains("warm-up compute (896 x 896 image, flash attention on)"),
+        "{n}"
+    );
+    assert!(!n.contains("warmup compute buffer"), "{n}");
+    args.extend_from_slice(&["-fa", "off"]);
+    let (_, off, _) = check(&args);
+    assert_eq!(w(&off) - w(&with), 4 * 16 * 4096 * 4096);
+}
