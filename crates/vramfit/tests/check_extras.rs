@@ -83,14 +83,25 @@ fn llamacpp_draft_model_brings_its_own_context() {
     let used = |j: &Value| j["devices"][0]["used_bytes"].as_u64().unwrap();
     let added = used(&draft) - used(&plain);
     let kv = 32768u64 * 114_688;
+    // the draft context's compute buffer: f32 logits of a 512-token ubatch over 151,936 tokens
+    // (311 MB), the hidden state twice and the f16 KQ mask of its 32768 cells
+    let compute = 151_936 * 512 * 4 + 2 * 1024 * 512 * 4 + 32768 * 512 * 2;
     assert!(
-        added > kv + 500_000_000 && added < kv + 800_000_000,
+        added > kv + compute + 500_000_000 && added < kv + compute + 800_000_000,
         "{added} {err}"
     );
-    // -cd 4096 shrinks the draft's KV eightfold
+    assert!(
+        notes(&draft).contains("MiB compute buffer"),
+        "{}",
+        notes(&draft)
+    );
+    // -cd 4096 shrinks the draft's KV eightfold, and its mask with it
     args.extend_from_slice(&["-cd", "4096"]);
     let (_, small, _) = check(&args);
-    assert_eq!(used(&draft) - used(&small), kv - 4096 * 114_688);
+    assert_eq!(
+        used(&draft) - used(&small),
+        kv - 4096 * 114_688 + (32768 - 4096) * 512 * 2
+    );
 }
 
 fn fixtures() -> Option<(PathBuf, Value)> {

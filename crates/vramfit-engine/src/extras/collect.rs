@@ -276,17 +276,52 @@ fn llamacpp(
                     .map(|s| s.kv_bytes_per_token(kv_elem))
                     .unwrap_or(0)
                     * cells;
-                let bytes = l.weight_bytes + kv;
+                let ub: u64 = flag(a, &["-ub", "--ubatch-size"])
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(512);
+                let fa = !matches!(
+                    flag(a, &["-fa", "--flash-attn"]),
+                    Some("off" | "0" | "false")
+                );
+                let compute = l
+                    .spec
+                    .as_ref()
+                    .map(|s| draft_compute_bytes(s, ub, cells, fa))
+                    .unwrap_or(0);
+                let bytes = l.weight_bytes + kv + compute;
                 extras.push(Extra {
-                    what: format!("draft model {d} ({cells} cells of KV)"),
+                    what: format!(
+                        "draft model {d} ({cells} cells of KV, {} MiB compute buffer)",
+                        compute >> 20
+                    ),
                     device_bytes: if on_gpu { first(bytes) } else { vec![0; n] },
                     host_bytes: if on_gpu { 0 } else { bytes },
                     kv_bytes_per_token: 0,
-                    source: "tools/server load_model: draft n_ctx = -cd, else n_ctx / n_parallel; -ngld layers on the GPU",
+                    source: "tools/server load_model: the draft is a second llama_context (params copied from the target's, so its -ub), n_ctx = -cd, else n_ctx / n_parallel; -ngld layers on the GPU",
                 });
-                notes.push("the draft context's compute buffer is not counted".into());
+                if l.spec.is_none() {
+                    notes.push("the draft context's compute buffer is not counted (its model is not known)".into());
+                }
             }
             Err(e) => notes.push(format!("draft model {d} is not counted: {e}")),
         }
     }
+}
+
+/// The draft context's compute buffer (llama-context.cpp sched_reserve, the phase model of
+/// llamacpp/compute.rs for one device): the larger of the output phase (f32 logits for a whole
+/// ubatch, as builds before b9460 reserve, plus the hidden state twice and the f16 KQ mask with
+/// flash attention) and the attention phase (the KQ mask, and without flash attention the f32
+/// scores of every head over the draft's cells).
+pub fn draft_compute_bytes(spec: &ModelSpec, ub: u64, cells: u64, fa: bool) -> u64 {
+    let embd = 2 * spec.n_embd * ub * 4;
+    let mask = if fa { cells * ub * 2 } else { 0 };
+    let out = spec.n_vocab * ub * 4 + embd + mask;
+    let n_head = spec.layers.iter().map(|l| l.n_head).max().unwrap_or(0);
+    let attn = if fa {
+        cells * ub * 2 + embd
+    } else {
+        cells * ub * 4 + n_head * cells * ub * 4 + embd
+    };
+    out.max(attn)
 }

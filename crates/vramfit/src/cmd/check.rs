@@ -125,6 +125,20 @@ pub fn run(args: Args) -> CmdResult {
         }
         None => check_release(&args.command, &hw, release.as_ref())?,
     };
+    for g in hw
+        .gpus
+        .iter()
+        .filter(|g| g.unified && g.name.starts_with("Apple"))
+    {
+        if !g.name.ends_with("GB") {
+            release_notes.push(format!(
+                "{}: planned with its largest memory configuration; give the Mac's, e.g. --gpu \"{} 32GB\"",
+                g.name,
+                g.name.trim_start_matches("Apple ")
+            ));
+            break;
+        }
+    }
     release_notes.append(&mut plan.notes);
     plan.notes = release_notes;
     let block = match &cal {
