@@ -274,3 +274,34 @@ fn the_projector_warmup_compute_is_counted() {
     let (_, off, _) = check(&args);
     assert_eq!(w(&off) - w(&with), 4 * 16 * 4096 * 4096);
 }
+
+/// ggml-org/llama.cpp#21489: with `--fit` on, llama-server keeps the projector's memory (its
+/// tensors and warm-up compute) free on the first GPU, so a multimodal model that --fit places
+/// still starts; a build before it fits the model alone and the projector comes on top.
+#[test]
+fn fit_leaves_room_for_the_projector_from_its_build() {
+    let args = |v: &'static str| {
+        vec![
+            "--json",
+            "--gpu",
+            "RTX 3060",
+            "--engine-version",
+            v,
+            "--",
+            "llama-server",
+            "-hf",
+            "unsloth/gemma-3-27b-it-GGUF:Q4_K_M",
+        ]
+    };
+    let (rc, new, err) = check(&args("b9500"));
+    assert_eq!(rc, 0, "{err} {new}");
+    let n = notes(&new);
+    assert!(n.contains("for the vision projector"), "{n}");
+    let d = &new["devices"][0];
+    assert!(d["used_bytes"].as_u64() <= d["free_bytes"].as_u64(), "{d}");
+    // before #21489 the fitted model leaves only --fit-target's 1 GiB for a ~0.9 GiB projector
+    let (_, old, _) = check(&args("b9000"));
+    assert!(!notes(&old).contains("for the vision projector"));
+    let used = |j: &Value| j["devices"][0]["used_bytes"].as_u64().unwrap();
+    assert!(used(&old) > used(&new), "the newer build keeps more free");
+}

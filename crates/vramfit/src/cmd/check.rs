@@ -362,11 +362,30 @@ fn check_engine(
                 })?),
                 None => None,
             };
-            let cfg = llamacpp::parse(&cmd.program, &cmd.args, &cmd.env, build).map_err(|e| CliError::input(e.to_string()))?;
+            let mut cfg = llamacpp::parse(&cmd.program, &cmd.args, &cmd.env, build).map_err(|e| CliError::input(e.to_string()))?;
             let model = cfg.model_path.clone().or(cfg.hf_repo.clone()).unwrap_or_default();
             let r = load(&model)?;
             let weights = gguf_weights(&r)?;
             let mut plan = llamacpp::plan(&r.spec, &weights, &cfg, hw);
+            // llama.cpp#21489: --fit keeps the projector's memory free on the first GPU
+            let proj = super::extras::projector_gpu_bytes(&plan, &cmd, &r.spec);
+            if proj > 0
+                && llamacpp::autofit::enabled(&cfg)
+                && (!cfg.build_given || cfg.build.has(llamacpp::version::change::MMPROJ_FIT))
+            {
+                let n = hw.gpus.len().max(1);
+                if cfg.fit_target_mib.len() == 1 && n > 1 {
+                    cfg.fit_target_mib = vec![cfg.fit_target_mib[0]; n];
+                }
+                if let Some(t) = cfg.fit_target_mib.first_mut() {
+                    *t += proj.div_ceil(1 << 20);
+                }
+                plan = llamacpp::plan(&r.spec, &weights, &cfg, hw);
+                plan.notes.push(format!(
+                    "--fit keeps {} MiB more free on the first GPU for the vision projector (its weights and warm-up compute; llama.cpp#21489)",
+                    proj.div_ceil(1 << 20)
+                ));
+            }
             super::extras::add(&mut plan, &cmd, &r.spec);
             Ok(plan)
         }

@@ -9,11 +9,24 @@ use vramfit_engine::MemoryPlan;
 use vramfit_model::source::FileSource;
 use vramfit_model::ModelSpec;
 
-/// Count the command's extras in `plan` (the model's own plan, already computed).
-pub fn add(plan: &mut MemoryPlan, cmd: &Command, spec: &ModelSpec) {
-    let Some(engine) = cmd.engine else { return };
+/// Bytes the vision projector takes on the first GPU (its tensors and its warm-up compute
+/// buffer), for llama.cpp's `--fit`, which keeps that much free (ggml-org/llama.cpp#21489).
+pub fn projector_gpu_bytes(plan: &MemoryPlan, cmd: &Command, spec: &ModelSpec) -> u64 {
+    let Some(ctx) = context(plan, cmd, spec) else {
+        return 0;
+    };
+    let (found, _) = extras::collect(&ctx, &load);
+    found
+        .iter()
+        .filter(|e| e.what.starts_with("vision projector"))
+        .map(|e| e.device_bytes.first().copied().unwrap_or(0))
+        .sum()
+}
+
+fn context<'a>(plan: &MemoryPlan, cmd: &'a Command, spec: &'a ModelSpec) -> Option<Context<'a>> {
+    let engine = cmd.engine?;
     let per_token_f16 = spec.kv_bytes_per_token(1.0).max(1);
-    let ctx = Context {
+    Some(Context {
         engine,
         args: &cmd.args,
         spec,
@@ -23,7 +36,15 @@ pub fn add(plan: &mut MemoryPlan, cmd: &Command, spec: &ModelSpec) {
         vision: vramfit_model::catalog::find_model(&spec.id)
             .and_then(|m| m.config.get("vision_config"))
             .and_then(ClipDims::from_vision_config),
+    })
+}
+
+/// Count the command's extras in `plan` (the model's own plan, already computed).
+pub fn add(plan: &mut MemoryPlan, cmd: &Command, spec: &ModelSpec) {
+    let Some(ctx) = context(plan, cmd, spec) else {
+        return;
     };
+    let engine = ctx.engine;
     let (found, notes) = extras::collect(&ctx, &load);
     if !found.is_empty() {
         // the engine model's own "not modelled" notes for the flags counted here
