@@ -146,9 +146,11 @@ pub fn run(args: Args) -> CmdResult {
         None => super::from_log::stored_block(&plan),
     };
     let ram = crate::cmd::fit::host_ram(args.ram.as_deref())?;
+    // a Mac has no nvidia-smi and its limit is Metal's working set, said above
+    let apple = hw.gpus.iter().any(vramfit_engine::hardware::is_apple);
     margin_notes(
         &mut plan,
-        args.gpu.is_some() && args.gpu_free.is_none() && cal.is_none(),
+        args.gpu.is_some() && args.gpu_free.is_none() && cal.is_none() && !apple,
     );
     if let Some((bytes, from)) = ram {
         ram_note(&mut plan, bytes, from, args.ram.is_some());
