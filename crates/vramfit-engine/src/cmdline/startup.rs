@@ -37,7 +37,19 @@ pub fn release_in_log(text: &str) -> Result<Option<LogRelease>, String> {
         let Some((engine, version)) = read_line(line) else {
             continue;
         };
+        // Ollama 0.30+ runs llama-server and relays its output: its `build:` line belongs to
+        // the Ollama release, which is the one that names the deployment
+        let ollama_runner =
+            |a: EngineKind, b: EngineKind| a == EngineKind::Ollama && b == EngineKind::LlamaCpp;
         match &found {
+            Some(f) if ollama_runner(f.engine, engine) => {}
+            Some(f) if ollama_runner(engine, f.engine) => {
+                found = Some(LogRelease {
+                    engine,
+                    version,
+                    line: clip(line.trim()),
+                })
+            }
             None => {
                 found = Some(LogRelease {
                     engine,
@@ -186,6 +198,23 @@ mod tests {
         assert!(e.contains("0.10.1.1") && e.contains("0.11.0"), "{e}");
         let same = "vLLM API server version 0.10.1.1\nInitializing a V1 LLM engine (v0.10.1.1) with config\n";
         assert_eq!(release_in_log(same).unwrap().unwrap().version, "0.10.1.1");
+    }
+
+    #[test]
+    fn an_ollama_log_with_its_llama_server_lines_is_ollamas() {
+        let log = "time=2026-02-21T14:13:56.331-06:00 level=INFO source=routes.go:1689 msg=\"Listening on 127.0.0.1:11434 (version 0.33.0)\"\n\
+                   build: 9725 (0c1e57098) with cc (GCC) 14.2.1 for x86_64-linux-gnu\n";
+        let r = release_in_log(log).unwrap().unwrap();
+        assert_eq!(
+            (r.engine, r.version.as_str()),
+            (EngineKind::Ollama, "0.33.0")
+        );
+        let reversed =
+            "build: 9725 (0c1e57098) with cc\nmsg=\"Listening on [::]:11434 (version 0.33.0)\"\n";
+        assert_eq!(
+            release_in_log(reversed).unwrap().unwrap().engine,
+            EngineKind::Ollama
+        );
     }
 
     #[test]
