@@ -108,7 +108,7 @@ pub(super) fn probe_by_log(args: &Args, mut launch: Launch) -> Result<ProbeRepor
         if c > 0 {
             launch.set(flags, &c.to_string());
         }
-        let (log, up, secs) = launch_once(&launch, timeout, &ready)?;
+        let (log, up, secs, why) = launch_once(&launch, timeout, &ready)?;
         // every rank's lines; the engine runs with the smallest KV any of them holds
         let ranks = group::readings(&log, sglang);
         let (capacity, estimate) = group::capacity(&ranks);
@@ -124,7 +124,7 @@ pub(super) fn probe_by_log(args: &Args, mut launch: Launch) -> Result<ProbeRepor
             log_says: capacity
                 .map(|n| format!("KV cache holds {n} tokens"))
                 .or(estimate.map(|n| format!("estimated maximum model length {n}")))
-                .or_else(|| (!up).then(|| last_line(&log))),
+                .or_else(|| why.clone().map(|w| format!("{w}: {}", last_line(&log)))),
             seconds: secs,
             binding_rank: if ranks.len() > 1 { bind } else { None },
             ranks,

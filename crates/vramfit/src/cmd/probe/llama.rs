@@ -156,7 +156,7 @@ pub(super) fn probe_llamacpp(args: &Args, mut launch: Launch) -> Result<ProbeRep
     let mut verified = None;
     for round in 0..2 {
         launch.set(argv::ctx_flags(launch.engine), &c.to_string());
-        let (log, up, secs) = launch_once(&launch, timeout, &llamalog::server_ready)?;
+        let (log, up, secs, why) = launch_once(&launch, timeout, &llamalog::server_ready)?;
         let b = llamalog::read(&log);
         let meas = measured(&b, hw.gpus.len());
         let predicted = m.predicted(&hw, c);
@@ -171,7 +171,8 @@ pub(super) fn probe_llamacpp(args: &Args, mut launch: Launch) -> Result<ProbeRep
             within_limit: up && within,
             predicted_bytes: Some(predicted[bind]),
             measured_bytes: meas.as_ref().map(|v| v[bind]),
-            log_says: llamalog::failure(&log).or_else(|| (!up).then(|| last_line(&log))),
+            log_says: llamalog::failure(&log)
+                .or_else(|| why.clone().map(|w| format!("{w}: {}", last_line(&log)))),
             measured: Some(b),
             seconds: secs,
             ranks: vec![],

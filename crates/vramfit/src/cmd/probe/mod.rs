@@ -93,6 +93,10 @@ pub fn run(args: Args) -> CmdResult {
         )));
     }
     let launch = Launch::parse(&args.command).map_err(CliError::input)?;
+    if launch.engine.is_some() {
+        crate::live::proc::executable(launch.words.first().map(String::as_str).unwrap_or(""))
+            .map_err(CliError::input)?;
+    }
     let report = match launch.engine {
         Some(EngineKind::LlamaCpp) => llama::probe_llamacpp(&args, launch)?,
         Some(EngineKind::Vllm) | Some(EngineKind::Sglang) => by_log::probe_by_log(&args, launch)?,
@@ -156,21 +160,24 @@ pub fn run(args: Args) -> CmdResult {
     })
 }
 
-/// Launch once; wait for ready, exit or timeout; stop it; return its log and whether it came up.
+/// Launch once; wait for ready, exit or timeout; stop it (its whole process group); return its
+/// log, whether it came up, the seconds it took, and why it stopped when it did not come up.
 pub(super) fn launch_once(
     l: &Launch,
     timeout: Duration,
     ready: &dyn Fn(&str) -> bool,
-) -> Result<(String, bool, f64), CliError> {
+) -> Result<(String, bool, f64, Option<String>), CliError> {
     let mut e = Engine::spawn(&l.words, &l.env, Echo::Quiet).map_err(CliError::input)?;
     let t0 = Instant::now();
     let mut up = false;
+    let mut exited = None;
     while t0.elapsed() < timeout {
         if ready(&e.log.text()) {
             up = true;
             break;
         }
-        if e.exited().is_some() {
+        if let Some(s) = e.exited() {
+            exited = Some(s);
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -178,7 +185,18 @@ pub(super) fn launch_once(
     let secs = t0.elapsed().as_secs_f64();
     let log = e.log.clone();
     e.stop();
-    Ok((log.text(), up, secs))
+    let why = match (up, exited) {
+        (true, _) => None,
+        (false, Some(s)) => Some(format!(
+            "exited with code {} before it was ready",
+            crate::live::proc::exit_code(&s)
+        )),
+        (false, None) => Some(format!(
+            "not ready within {}s (--timeout); stopped it",
+            timeout.as_secs()
+        )),
+    };
+    Ok((log.text(), up, secs, why))
 }
 
 pub(super) fn last_line(log: &str) -> String {
