@@ -52,12 +52,14 @@ fn check_gpu_none_matches_real_llama_server() {
         eprintln!("SKIP llamacpp_oracle: cannot write the GGUF models (pip install gguf numpy)");
         return;
     };
-    let build = live::build_number(&server);
+    let (build, how) = live::identify(&server);
     eprintln!(
-        "llama-server {} ({})",
+        "llama-server {} ({how}; {})",
         build.as_deref().unwrap_or("build ?"),
         live::build_info(&server).replace('\n', " ")
     );
+    // the build must be named: by its number, or by its commit when it prints none
+    assert!(build.is_some(), "llama-server build not identified: {how}");
     let flag_sets: &[&[&str]] = &[
         &["-c", "4096", "-np", "1", "-fa", "off"],
         &["-c", "4096", "-np", "1", "-fa", "on"],

@@ -118,10 +118,16 @@ pub fn read(log: &str) -> Buffers {
                 }
             }
         } else if b.build.is_none() {
-            if let Some(i) = line.find("build: ") {
-                let v = line[i + 7..].trim();
-                if v.starts_with(|c: char| c.is_ascii_digit()) {
-                    b.build = Some(v.to_string());
+            // `build: 11312 (0c1e5709) with cc` (older), `common_params_print_info: build 1
+            // (0c1e570) with GNU` (recent; a checkout without history prints build 1, and only
+            // the commit in parentheses names it)
+            for key in ["build: ", "build "] {
+                if let Some(i) = line.find(key) {
+                    let v = line[i + key.len()..].trim();
+                    if v.starts_with(|c: char| c.is_ascii_digit()) {
+                        b.build = Some(v.to_string());
+                        break;
+                    }
                 }
             }
         }
@@ -174,6 +180,11 @@ sched_reserve:        CPU compute buffer size =   294.01 MiB\n";
         assert_eq!(b.build.as_deref(), Some("11312 (0c1e5709) with cc"));
         assert!(b.complete());
         assert_eq!(b.on_gpu(0), 0);
+        let recent = "0.00.014.674 I cmn  common_param: common_params_print_info: build 1 (0c1e570) with GNU 12.2.0 for Linux x86_64\n";
+        assert_eq!(
+            read(recent).build.as_deref(),
+            Some("1 (0c1e570) with GNU 12.2.0 for Linux x86_64")
+        );
         let two = "load_tensors:        CUDA0 model buffer size =   100.00 MiB\n\
 load_tensors:        CUDA1 model buffer size =    50.00 MiB\n\
 load_tensors:   CPU_Mapped model buffer size =    10.00 MiB\n\
