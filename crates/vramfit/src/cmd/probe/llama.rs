@@ -11,25 +11,30 @@ use crate::gpu_spec;
 use crate::live::argv::{self, Launch};
 use crate::live::group::{self, Group, GroupGpu};
 use crate::live::llamalog::{self, Buffers};
-use crate::live::proc::free_port;
+use crate::live::proc::{free_port, Echo, Engine};
 use std::time::Duration;
 use vramfit_engine::{llamacpp, Hardware};
 use vramfit_model::units::{fmt_bytes, parse_size};
 
-fn hardware(args: &Args, l: &Launch) -> Result<Hardware, CliError> {
+/// The machine as probe judges it, and the NVML index of each GPU it keeps (the visible ones).
+fn hardware(args: &Args, l: &Launch) -> Result<(Hardware, Vec<usize>), CliError> {
     if let Some(r) = &args.ram {
         let ram = parse_size(r)
             .map_err(|e| CliError::input(format!("--ram {r}: {e}; write e.g. 600MiB or 8GiB")))?;
-        return Ok(Hardware {
-            gpus: vec![],
-            host_ram_bytes: Some(ram),
-        });
+        return Ok((
+            Hardware {
+                gpus: vec![],
+                host_ram_bytes: Some(ram),
+            },
+            vec![],
+        ));
     }
     let mut hw = match gpu_spec::hardware(args.gpu.as_deref(), args.gpu_free.as_deref()) {
         Err(_) if args.gpu.is_none() => gpu_spec::cpu_only(),
         r => r?,
     };
     // the GPUs the engine sees, in its order
+    let mut index: Vec<usize> = (0..hw.gpus.len()).collect();
     if let Some(vis) = group::visible(l).map_err(CliError::input)? {
         let n = hw.gpus.len();
         if let Some(bad) = vis.iter().find(|i| **i >= n) {
@@ -38,8 +43,38 @@ fn hardware(args: &Args, l: &Launch) -> Result<Hardware, CliError> {
             )));
         }
         hw.gpus = vis.iter().map(|&i| hw.gpus[i].clone()).collect();
+        index = vis;
     }
-    Ok(hw)
+    Ok((hw, index))
+}
+
+/// `llama-server --version` → `b5274`: `version: 5274 (d541533a)` (older builds) or
+/// `version: 0.5.0-dev (build 6990, commit 0c1e570)` (recent). None when it prints no real
+/// number (a checkout without history prints build 0 or 1), or says nothing within 10 s; the
+/// process group is stopped either way.
+fn own_build(l: &Launch) -> Option<String> {
+    let argv = [l.words.first()?.clone(), "--version".to_string()];
+    let mut e = Engine::spawn(&argv, &l.env, Echo::Quiet).ok()?;
+    let t0 = std::time::Instant::now();
+    while e.exited().is_none() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = e.log.clone();
+    e.stop();
+    parse_version(&log.text())
+}
+
+fn parse_version(text: &str) -> Option<String> {
+    let line = text.lines().find(|l| l.contains("version:"))?;
+    let rest = line.split("version:").nth(1)?;
+    let from = rest.find("(build ").map(|i| i + 7).unwrap_or(0);
+    let n: String = rest[from..]
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    let n: u64 = n.parse().ok()?;
+    (n > 1).then(|| format!("b{n}"))
 }
 
 /// The llama.cpp model pieces probe predicts with.
@@ -122,7 +157,7 @@ fn tightest(used: &[u64], limits: &[u64]) -> usize {
 }
 
 pub(super) fn probe_llamacpp(args: &Args, mut launch: Launch) -> Result<ProbeReport, CliError> {
-    let hw = hardware(args, &launch)?;
+    let (hw, index) = hardware(args, &launch)?;
     let limits: Vec<u64> = if hw.gpus.is_empty() {
         vec![hw.host_ram_bytes.ok_or_else(|| {
             CliError::input("no GPU and the host RAM is unknown: give the budget with --ram SIZE")
@@ -130,7 +165,12 @@ pub(super) fn probe_llamacpp(args: &Args, mut launch: Launch) -> Result<ProbeRep
     } else {
         hw.gpus.iter().map(|g| g.free_bytes).collect()
     };
-    let m = LlamaModel::load(&launch, args.engine_version.as_deref())?;
+    // the build the binary says it is, when not given (a release prints its build number)
+    let own = match &args.engine_version {
+        Some(_) => None,
+        None => own_build(&launch),
+    };
+    let m = LlamaModel::load(&launch, args.engine_version.as_deref().or(own.as_deref()))?;
     let port = free_port().map_err(CliError::input)?;
     launch.set(argv::HOST, "127.0.0.1");
     launch.set(argv::PORT, &port.to_string());
@@ -150,7 +190,7 @@ pub(super) fn probe_llamacpp(args: &Args, mut launch: Launch) -> Result<ProbeRep
         )));
     }
     let many = limits.len() > 1;
-    let name = |i: usize| format!("GPU {i} (llama.cpp device {i})");
+    let name = |i: usize| format!("GPU {} (llama.cpp device {i})", index[i]);
     let mut attempts = Vec::new();
     let mut c = predicted_context;
     let mut verified = None;
@@ -212,13 +252,13 @@ pub(super) fn probe_llamacpp(args: &Args, mut launch: Launch) -> Result<ProbeRep
             .iter()
             .enumerate()
             .map(|(i, g)| GroupGpu {
-                index: i,
+                index: index[i],
                 name: g.name.clone(),
                 total_bytes: g.total_bytes,
                 free_bytes: g.free_bytes,
             })
             .collect(),
-        binding_gpu: Some(bind),
+        binding_gpu: Some(index[bind]),
     });
     Ok(ProbeReport {
         engine: "llama.cpp".into(),
@@ -231,4 +271,22 @@ pub(super) fn probe_llamacpp(args: &Args, mut launch: Launch) -> Result<ProbeRep
         group: grp,
         notes: vec![],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn version_lines() {
+        use super::parse_version as p;
+        assert_eq!(
+            p("version: 5274 (d541533a)\nbuilt with cc"),
+            Some("b5274".into())
+        );
+        assert_eq!(
+            p("version: 0.5.0-dev (build 6990, commit 0c1e570)"),
+            Some("b6990".into())
+        );
+        assert_eq!(p("version: 0.5.0-dev (build 1, commit 0c1e570)"), None);
+        assert_eq!(p("usage: llama-server [options]"), None);
+    }
 }
