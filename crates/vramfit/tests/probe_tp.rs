@@ -182,3 +182,44 @@ fn probe_reads_the_gpus_cuda_visible_devices_gives_the_tp_group() {
     assert!(err.contains("needs 2 GPUs"), "{err}");
     assert!(!sleeping(&nap));
 }
+
+#[test]
+fn probe_reads_the_ranks_of_a_real_sglang_tp8_log() {
+    // sglang#11716: eight TP ranks, each printing `KV Cache is allocated. #tokens: 2795207`
+    // (the excerpt shows four of them); a stub `sglang` replays it and comes up at a context
+    // length within that capacity
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/logs/sglang_tp8_kv.log");
+    let dir = tempfile::tempdir().unwrap();
+    let nap = format!("294.{}", std::process::id() % 1000);
+    let stub = dir.path().join("sglang");
+    std::fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\nprev=; len=0\nfor a in \"$@\"; do [ \"$prev\" = --context-length ] && len=$a; prev=$a; done\n\
+             cat '{}' >&2\nif [ \"$len\" -gt 2795207 ]; then exit 1; fi\n\
+             echo 'The server is fired up and ready to roll!'\nexec sleep {nap}\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rest: Vec<String> =
+        "serve --model-path Qwen/Qwen3-235B-A22B --tp 8 --context-length 131072"
+            .split(' ')
+            .map(String::from)
+            .collect();
+    let (code, rep, err) = probe(&[], &[], &stub, &rest);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(rep["engine"], "sglang");
+    assert_eq!(rep["group"]["ranks"]["tp"], 8);
+    assert_eq!(rep["launches"], 2, "{rep}");
+    assert_eq!(rep["verified_context"], 2795207, "{rep}");
+    let ranks: Vec<&str> = rep["attempts"][0]["ranks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rank"].as_str().unwrap())
+        .collect();
+    assert_eq!(ranks, vec!["TP5", "TP1", "TP3", "TP6"], "{rep}");
+    assert!(!sleeping(&nap));
+}
