@@ -114,6 +114,31 @@ pub fn run(args: Args) -> CmdResult {
         );
     } else {
         let mut s = String::new();
+        if let Some(g) = report.group.as_ref().filter(|g| !g.gpus.is_empty()) {
+            let gpus: Vec<String> = g
+                .gpus
+                .iter()
+                .map(|x| {
+                    format!(
+                        "{} ({} free{})",
+                        x.index,
+                        fmt_bytes(x.free_bytes),
+                        if Some(x.index) == g.binding_gpu && g.gpus.len() > 1 {
+                            ", binding"
+                        } else {
+                            ""
+                        }
+                    )
+                })
+                .collect();
+            s += &format!(
+                "GPUs of TP {} × PP {} × DP {}: {}\n",
+                g.ranks.tp,
+                g.ranks.pp,
+                g.ranks.dp,
+                gpus.join(", ")
+            );
+        }
         for (i, a) in report.attempts.iter().enumerate() {
             s += &format!(
                 "launch {}: context {} → {}{} ({:.0}s)\n",
@@ -138,17 +163,19 @@ pub fn run(args: Args) -> CmdResult {
                 },
                 a.seconds
             );
+            if let Some(b) = &a.binding_rank {
+                match a.ranks.len() {
+                    0 => s += &format!("  binding: {b}\n"),
+                    n => s += &format!("  binding rank: {b} (of {n} that spoke)\n"),
+                }
+            }
         }
         for n in &report.notes {
             s += &format!("{n}\n");
         }
-        for a in &report.attempts {
-            if let Some(b) = &a.binding_rank {
-                s += &format!("binding rank: {b} (of {})\n", a.ranks.len());
-            }
-        }
         match &report.verified_command {
             Some(c) => s += &format!("verified in {} launch(es): {c}\n", report.launches),
+            None if report.launches == 0 => s += "nothing launched: see above\n",
             None => s += "no context could be verified; see the launches above\n",
         }
         crate::render::emit(&s);
