@@ -93,11 +93,13 @@ pub fn visible(l: &Launch) -> Result<Option<Vec<usize>>, String> {
         let p = part.trim();
         match p.parse::<usize>() {
             Ok(i) if i < 4096 && !out.contains(&i) => out.push(i),
-            _ => {
+            _ if p.starts_with("GPU-") || p.starts_with("MIG-") => {
                 return Err(format!(
-                    "{k}={v}: '{p}' is not a GPU index; give indices as nvidia-smi numbers them (0,1), not UUIDs"
+                    "{k}={v}: '{p}' is a UUID; give indices as nvidia-smi numbers them (0,1)"
                 ))
             }
+            // CUDA makes visible only the devices listed before an invalid entry (`-1` hides all)
+            _ => break,
         }
     }
     Ok(Some(out))

@@ -51,6 +51,13 @@ fn the_group_is_the_visible_gpus_in_order_and_the_binding_one_has_least_free() {
         .contains("GPU 9"));
     let l = launch("CUDA_VISIBLE_DEVICES=GPU-3f2a vllm serve m");
     assert!(group(&l, Some(&hw(&[70]))).unwrap_err().contains("UUID"));
+    // CUDA's rule: only the devices before an invalid entry are visible (`-1` hides all)
+    let l = launch("CUDA_VISIBLE_DEVICES=1,-1,0 vllm serve m");
+    assert_eq!(visible(&l).unwrap(), Some(vec![1]));
+    let l = launch("CUDA_VISIBLE_DEVICES=-1 vllm serve m");
+    assert!(group(&l, Some(&hw(&[70])))
+        .unwrap_err()
+        .contains("0 are visible"));
     // no GPUs known: the ranks only
     let g = group(&launch("vllm serve m -tp 2"), None).unwrap();
     assert!(g.gpus.is_empty() && g.binding_gpu.is_none());
