@@ -94,12 +94,12 @@ fn probe_reads_every_rank_of_real_tp_logs_and_finds_the_boundary_in_two_launches
         assert_eq!(code, 0, "{id}: {err}");
         assert!(rep["launches"].as_u64().unwrap() <= 2, "{id}: {rep}");
         assert_eq!(rep["group"]["ranks"]["tp"], tp, "{id}");
-        // the boundary is the engine's, in vLLM's 16-token blocks
-        let want = if cap / 16 * 16 == len {
-            len
-        } else {
-            cap / 16 * 16
-        };
+        // the boundary is the engine's, in vLLM's 16-token blocks, and no longer than the
+        // model's own maximum when the model resolves offline (the catalog); a launch that came
+        // up at the length asked keeps it when the boundary is not above it
+        let model_max = rep["model_max_len"].as_u64().unwrap_or(u64::MAX);
+        let b = (cap / 16 * 16).min(model_max);
+        let want = if !ok || b > len { b } else { len };
         assert_eq!(rep["verified_context"], want, "{id}: {rep}");
         // the binding rank is the worker that printed the available KV memory, with its number
         let a0 = &rep["attempts"][0];
@@ -121,8 +121,8 @@ fn probe_reads_every_rank_of_real_tp_logs_and_finds_the_boundary_in_two_launches
         }
         assert!(!sleeping(&nap), "{id}: the stub engine was left running");
         eprintln!(
-            "{id}: TP {tp}, {} launch(es), verified {want}, binding {} at {gib:.2} GiB",
-            rep["launches"], bind["rank"]
+            "{id}: TP {tp}, {} launch(es), verified {want} (model max {}), binding {} at {gib:.2} GiB",
+            rep["launches"], rep["model_max_len"], bind["rank"]
         );
     }
 }
@@ -203,16 +203,26 @@ fn probe_reads_the_ranks_of_a_real_sglang_tp8_log() {
     )
     .unwrap();
     std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let rest: Vec<String> =
-        "serve --model-path Qwen/Qwen3-235B-A22B --tp 8 --context-length 131072"
-            .split(' ')
-            .map(String::from)
-            .collect();
+    // a model the catalog knows: the relaunch stops at its own maximum (40960), which SGLang
+    // would not let the context pass
+    let rest: Vec<String> = "serve --model-path Qwen/Qwen3-235B-A22B --tp 8 --context-length 32768"
+        .split(' ')
+        .map(String::from)
+        .collect();
     let (code, rep, err) = probe(&[], &[], &stub, &rest);
     assert_eq!(code, 0, "{err}");
     assert_eq!(rep["engine"], "sglang");
     assert_eq!(rep["group"]["ranks"]["tp"], 8);
     assert_eq!(rep["launches"], 2, "{rep}");
+    assert_eq!(rep["model_max_len"], 40960, "{rep}");
+    assert_eq!(rep["verified_context"], 40960, "{rep}");
+    // one the catalog does not know: the KV capacity is the boundary
+    let rest: Vec<String> = "serve --model-path /models/local-tp8 --tp 8 --context-length 32768"
+        .split(' ')
+        .map(String::from)
+        .collect();
+    let (code, rep, err) = probe(&[], &[], &stub, &rest);
+    assert_eq!(code, 0, "{err}");
     assert_eq!(rep["verified_context"], 2795207, "{rep}");
     let ranks: Vec<&str> = rep["attempts"][0]["ranks"]
         .as_array()

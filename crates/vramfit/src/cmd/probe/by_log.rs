@@ -68,6 +68,36 @@ fn vllm_precheck(l: &Launch, g: &Group) -> Result<Option<String>, CliError> {
     )))
 }
 
+/// The model's own maximum length (`max_position_embeddings` and its aliases), when the model
+/// resolves without the network (a local path, the Hugging Face cache, the embedded catalog),
+/// and the engine would hold the context to it: vLLM refuses a longer `--max-model-len` unless
+/// VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (vllm/config/model.py _get_and_verify_max_len), SGLang a
+/// longer `--context-length` unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1
+/// (sglang/srt/configs/model_config.py).
+fn model_max_len(l: &Launch, sglang: bool) -> Option<u64> {
+    let allow = if sglang {
+        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+    } else {
+        "VLLM_ALLOW_LONG_MAX_MODEL_LEN"
+    };
+    let set = |v: &str| matches!(v.trim(), "1" | "true" | "True");
+    if l.env.iter().any(|(k, v)| k == allow && set(v))
+        || std::env::var(allow).is_ok_and(|v| set(&v))
+    {
+        return None;
+    }
+    let name = l.get(&["--model-path", "--model"]).or_else(|| {
+        // `vllm serve MODEL`
+        let i = l.words.iter().position(|w| w == "serve")?;
+        l.words.get(i + 1).filter(|w| !w.starts_with('-')).cloned()
+    })?;
+    let mut opts = vramfit_model::resolve::ResolveOptions::from_env();
+    opts.hub.offline = true;
+    opts.read_headers = false;
+    let r = vramfit_model::resolve::resolve(&name, &opts).ok()?;
+    (r.spec.n_ctx_train > 0).then_some(r.spec.n_ctx_train)
+}
+
 pub(super) fn probe_by_log(args: &Args, mut launch: Launch) -> Result<ProbeReport, CliError> {
     let sglang = launch.engine == Some(EngineKind::Sglang);
     let engine = if sglang { "sglang" } else { "vllm" };
@@ -89,6 +119,7 @@ pub(super) fn probe_by_log(args: &Args, mut launch: Launch) -> Result<ProbeRepor
                 attempts: vec![],
                 group: Some(grp),
                 notes,
+                model_max_len: None,
             });
         }
     }
@@ -101,6 +132,7 @@ pub(super) fn probe_by_log(args: &Args, mut launch: Launch) -> Result<ProbeRepor
             || log.contains("Uvicorn running on")
             || log.contains("The server is fired up and ready to roll")
     };
+    let model_max = model_max_len(&launch, sglang);
     let mut attempts = Vec::new();
     let mut verified = None;
     let mut c = first;
@@ -129,10 +161,11 @@ pub(super) fn probe_by_log(args: &Args, mut launch: Launch) -> Result<ProbeRepor
             binding_rank: if ranks.len() > 1 { bind } else { None },
             ranks,
         });
-        // vLLM pages by 16 tokens (vllm/config/cache.py block_size)
+        // vLLM pages by 16 tokens (vllm/config/cache.py block_size); no longer than the model
         let boundary = capacity
             .or(estimate)
-            .map(|n| if sglang { n } else { n / 16 * 16 });
+            .map(|n| if sglang { n } else { n / 16 * 16 })
+            .map(|n| model_max.map_or(n, |m| n.min(m)));
         if up {
             verified = Some(c);
         }
@@ -164,5 +197,6 @@ pub(super) fn probe_by_log(args: &Args, mut launch: Launch) -> Result<ProbeRepor
         attempts,
         group: Some(grp),
         notes,
+        model_max_len: model_max,
     })
 }

@@ -270,6 +270,7 @@ pub(super) fn probe_llamacpp(args: &Args, mut launch: Launch) -> Result<ProbeRep
         attempts,
         group: grp,
         notes: vec![],
+        model_max_len: None,
     })
 }
 

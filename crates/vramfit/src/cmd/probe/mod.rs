@@ -83,6 +83,10 @@ pub struct ProbeReport {
     /// what stopped the probe before a launch, or what the logs lacked
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// vLLM / SGLang: the model's own maximum length, which the relaunch does not pass, when
+    /// the model resolves offline
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_max_len: Option<u64>,
 }
 
 pub fn run(args: Args) -> CmdResult {
