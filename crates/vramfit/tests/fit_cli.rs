@@ -72,7 +72,6 @@ fn fit_json_has_the_documented_keys() {
                 for f in [
                     "--context-length ",
                     "--mem-fraction-static ",
-                    "--max-running-requests ",
                 ] {
                     assert!(cmd.contains(f), "{cmd} does not pin {f}");
                 }

@@ -276,3 +276,44 @@ fn snapshot_of_the_default_text() {
     ]);
     insta::assert_snapshot!("qwen3_30b_a3b_4090_llamacpp", t);
 }
+
+/// The GPU and host weight bytes `check` predicts for a llama-server command on an H100.
+fn checked_weights(args: &[&str]) -> f64 {
+    let mut a = vec!["check", "--json", "--gpu", "H100", "--"];
+    a.extend_from_slice(args);
+    let o = vramfit(&a);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&o.stderr)));
+    let gpu: u64 = v["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["weights_bytes"].as_u64().unwrap())
+        .sum();
+    (gpu + v["host"]["weights_bytes"].as_u64().unwrap_or(0)) as f64
+}
+
+#[test]
+fn unsloth_gpt_oss_files_keep_mxfp4_experts_whatever_the_tag() {
+    // unsloth/gpt-oss-120b-GGUF as published (catalog `sizes`, ailocalcheck.com's listing of
+    // the repo): F16 60.88 GB, Q4_K_M 58.46 GB — not the 234 GB / 70 GB a full F16 / Q4_K_M of
+    // 117B parameters would be
+    for (tag, published) in [("F16", 60.88e9), ("Q4_K_M", 58.46e9), ("Q8_0", 59.03e9)] {
+        let r = gguf_repos::find_repo("unsloth/gpt-oss-120b-GGUF").unwrap();
+        assert_eq!(r.size_of(tag), Some(published as u64));
+        let hf = format!("unsloth/gpt-oss-120b-GGUF:{tag}");
+        let w = checked_weights(&["llama-server", "-hf", &hf, "-ngl", "99", "-c", "4096"]);
+        let err = (w - published) / published;
+        assert!(err.abs() < 0.03, "{tag}: {w} vs {published} ({err:+.3})");
+    }
+    // the 20b F16 file: MXFP4 experts + 16-bit rest, about 13.8 GB; never fit's pick (the
+    // native ggml-org file is smaller and as good)
+    let w = checked_weights(&[
+        "llama-server",
+        "-hf",
+        "unsloth/gpt-oss-20b-GGUF:F16",
+        "-ngl",
+        "99",
+    ]);
+    assert!((13.0e9..14.5e9).contains(&w), "{w}");
+}
