@@ -270,7 +270,8 @@ mod tests {
         // unsloth's gpt-oss files: tags over MXFP4 experts, never the native pick
         let u = find_repo("unsloth/gpt-oss-120b-GGUF").unwrap();
         assert_eq!(u.experts.as_deref(), Some("MXFP4"));
-        assert_eq!(u.size_of("F16"), Some(60_880_000_000));
+        // 60.88 GiB as published
+        assert_eq!(u.size_of("F16").map(|b| b / (1 << 20)), Some(62341));
         assert_eq!(
             repo_for("openai/gpt-oss-120b", "MXFP4_MOE").unwrap().repo,
             "ggml-org/gpt-oss-120b-GGUF"

@@ -111,6 +111,14 @@ pub fn quants(m: &Model, asked: Option<&[String]>) -> Vec<String> {
     if let Some(q) = asked {
         return q.iter().map(|s| s.to_ascii_uppercase()).collect();
     }
+    // a model published in a native quantized format (gpt-oss's MXFP4): only its native GGUF,
+    // as for llama.cpp (`Model::gguf_quants`); another tag is an upcast or a needless loss
+    if let Some(n) = m
+        .catalog_id()
+        .and_then(vramfit_model::catalog::gguf_repos::native_quant)
+    {
+        return vec![n];
+    }
     let mut out: Vec<String> = LADDER.iter().map(|s| s.to_string()).collect();
     let repo = m.repo();
     if let Some(t) = tags::TAGS
