@@ -204,8 +204,10 @@ impl Plan {
 /// The balanced default (`quality`): usable plans ([`Plan::usable`]: GPU-resident at a usable
 /// context and quality) beat every other; among them the quality tier of weights and KV cache
 /// ([`crate::quality`], measured KL divergence) first, then context × concurrency, then speed,
-/// then the measured loss itself. Then offload plans fast enough to read, best quality first,
-/// and last the rest, fastest first. `context`, `concurrency` and `speed` put their own measure
+/// then the measured loss itself. Then offload plans fast enough to read: those that reach the
+/// usable context first (an offload plan is chosen to run the model at all, and a 13k-token
+/// vLLM `--cpu-offload-gb` plan at 11 tok/s is no answer where a partial llama.cpp offload
+/// gives 40k at 40 tok/s), then best quality; and last the rest, fastest first. `context`, `concurrency` and `speed` put their own measure
 /// first and quality's order after it.
 pub fn rank(plans: &mut [Plan], goal: Goal, u: &Usable) {
     let quality = |a: &Plan, b: &Plan| {
@@ -229,6 +231,10 @@ pub fn rank(plans: &mut [Plan], goal: Goal, u: &Usable) {
     let slow = |p: &Plan| p.est_tokens_per_s < USABLE_TOKENS_PER_S;
     plans.sort_by(|a, b| match goal {
         Goal::Quality => class(a).cmp(&class(b)).then_with(|| match class(a) {
+            1 | 2 => {
+                let short = |p: &Plan| p.max_model_len < u.context;
+                short(a).cmp(&short(b)).then(quality(a, b))
+            }
             3 => cmp_f(b.est_tokens_per_s, a.est_tokens_per_s).then(quality(a, b)),
             _ => quality(a, b),
         }),

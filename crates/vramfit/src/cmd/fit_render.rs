@@ -45,13 +45,14 @@ fn kv_name(p: &Plan) -> String {
         .unwrap_or_else(|| format!("{}-bit", p.kv_bits))
 }
 
-/// Plans that differ only in the KV cache type: same engine, weights, placement and split.
+/// Plans that differ only in the KV cache type: same engine, weights and split, both on the
+/// GPUs or both offloading (an offload plan's KV type moves a few experts or layers; the
+/// sibling line gives its context, `--explain` its placement).
 fn same_but_kv(a: &Plan, b: &Plan) -> bool {
     a.engine == b.engine
         && a.weight_format == b.weight_format
         && a.split == b.split
         && a.gpu_resident == b.gpu_resident
-        && a.host.weights_bytes == b.host.weights_bytes
         && a.argv.first() == b.argv.first()
         && model_word(a) == model_word(b)
 }
