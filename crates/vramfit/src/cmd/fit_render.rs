@@ -305,6 +305,19 @@ pub fn report(res: &FitResult, hw: &Hardware, o: &Options) -> String {
     for n in &res.notes {
         let _ = writeln!(out, "note: {n}");
     }
+    if res
+        .plans
+        .iter()
+        .any(|p| p.engine == "llama.cpp" || p.engine == "ollama")
+    {
+        // the margin policy shared with check (vramfit_engine::margin): `--fit off` drops
+        // llama.cpp's own margin, so the plan keeps at least that much itself
+        let _ = writeln!(
+            out,
+            "margin: llama.cpp/Ollama plans keep at least llama.cpp's own --fit-target ({} per GPU) free, as `check` does; their --fit off only stops llama.cpp re-placing what was planned",
+            vramfit_model::units::fmt_bytes(vramfit_engine::margin::LLAMACPP_FIT_TARGET_BYTES)
+        );
+    }
     let _ = writeln!(
         out,
         "speed: bandwidth roofline, an upper bound; quality: measured KL divergence of the format (lossless < near-lossless < good < fair < poor)"
