@@ -69,10 +69,7 @@ fn fit_json_has_the_documented_keys() {
                 }
             }
             "sglang" => {
-                for f in [
-                    "--context-length ",
-                    "--mem-fraction-static ",
-                ] {
+                for f in ["--context-length ", "--mem-fraction-static "] {
                     assert!(cmd.contains(f), "{cmd} does not pin {f}");
                 }
             }

@@ -317,3 +317,129 @@ fn unsloth_gpt_oss_files_keep_mxfp4_experts_whatever_the_tag() {
     ]);
     assert!((13.0e9..14.5e9).contains(&w), "{w}");
 }
+
+#[test]
+fn offload_plans_are_placed_for_a_usable_context() {
+    // Qwen3-Coder-30B-A3B on a 16 GB card: no GGUF the evidence names fits whole, so the #1
+    // moves a few layers' experts to host RAM for ≥ 16k context at tens of tok/s, rather than
+    // a vLLM --cpu-offload-gb plan of 13k at ~11 tok/s or a 4k llama.cpp placement
+    let v = fit_json(&[
+        "Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        "--gpu",
+        "RTX 4060 Ti 16GB",
+    ]);
+    let p = &v["plans"][0];
+    assert_eq!(p["engine"], "llama.cpp", "{}", p["command"]);
+    assert!(
+        p["max_model_len"].as_u64().unwrap() >= 16384,
+        "{}",
+        p["command"]
+    );
+    assert!(p["est_tokens_per_s"].as_f64().unwrap() >= 30.0);
+    assert!(p["command"].as_str().unwrap().contains("--n-cpu-moe "));
+    names_are_known(&v);
+}
+
+#[test]
+fn apple_silicon_gets_only_metal_engines() {
+    let v = fit_json(&["google/gemma-3-12b-it", "--gpu", "apple-m4-pro"]);
+    for p in v["plans"].as_array().unwrap() {
+        let e = p["engine"].as_str().unwrap();
+        assert!(e == "llama.cpp" || e == "ollama", "{e}: {}", p["command"]);
+    }
+    assert!(v["notes"].to_string().contains("Metal"), "{}", v["notes"]);
+    let o = vramfit(&[
+        "fit",
+        "google/gemma-3-12b-it",
+        "--gpu",
+        "apple-m4-pro",
+        "--engine",
+        "vllm",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--engine llama.cpp"), "{err}");
+}
+
+#[test]
+fn sglang_leaves_its_request_limit_to_sglang_unless_asked() {
+    let v = fit_json(&["Qwen/Qwen3-32B", "--gpu", "H100", "--engine", "sglang"]);
+    let p = &v["plans"][0];
+    let cmd = p["command"].as_str().unwrap();
+    assert!(!cmd.contains("--max-running-requests"), "{cmd}");
+    let own = p["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["knob"] == "--max-running-requests")
+        .unwrap();
+    assert!(own["why"].as_str().unwrap().contains("request slots"));
+    let v = fit_json(&[
+        "Qwen/Qwen3-32B",
+        "--gpu",
+        "H100",
+        "--engine",
+        "sglang",
+        "--concurrency",
+        "32",
+    ]);
+    let p = &v["plans"][0];
+    let cmd = p["command"].as_str().unwrap();
+    assert!(cmd.contains("--max-running-requests 32 "), "{cmd}");
+    assert!(p["max_model_len"].as_u64().unwrap() < 40960);
+}
+
+#[test]
+fn every_download_name_over_a_model_by_gpu_matrix_is_in_the_catalog() {
+    // the expert-review models (docs/fit.md) on a small, a mid and a large card: every -hf
+    // value and Ollama name in every plan (not just #1) is one the evidence catalog lists
+    let models = [
+        "openai/gpt-oss-20b",
+        "openai/gpt-oss-120b",
+        "Qwen/Qwen3-8B",
+        "Qwen/Qwen3-30B-A3B",
+        "Qwen/Qwen3-Coder-30B-A3B-Instruct",
+        "google/gemma-3-27b-it",
+        "meta-llama/Llama-3.3-70B-Instruct",
+        "mistralai/Mistral-Small-3.2-24B-Instruct-2506",
+        "zai-org/GLM-4.5-Air",
+    ];
+    for m in models {
+        for g in ["RTX 3060 12GB", "RTX 4090", "2x RTX 3090"] {
+            let o = vramfit(&[
+                "fit",
+                m,
+                "--gpu",
+                g,
+                "--engine",
+                "llama.cpp,ollama",
+                "--top",
+                "50",
+                "--ram",
+                "128GiB",
+                "--json",
+            ]);
+            if o.status.code() != Some(0) {
+                // nothing fits: said in one line, no name printed
+                assert_eq!(o.status.code(), Some(2), "{m} on {g}");
+                continue;
+            }
+            let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            names_are_known(&v);
+        }
+    }
+}
+
+#[test]
+fn llama_70b_on_two_3090s_runs_whole_on_the_gpus_with_long_context() {
+    let v = fit_json(&["meta-llama/Llama-3.3-70B-Instruct", "--gpu", "2x RTX 3090"]);
+    let p = &v["plans"][0];
+    assert_eq!(p["gpu_resident"], true, "{}", p["command"]);
+    assert!(
+        p["max_model_len"].as_u64().unwrap() >= 32768,
+        "{}",
+        p["command"]
+    );
+    assert!(p["command"].as_str().unwrap().contains(" -ts "));
+    names_are_known(&v);
+}

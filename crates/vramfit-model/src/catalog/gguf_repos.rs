@@ -212,7 +212,11 @@ mod tests {
             for t in r.sizes.keys() {
                 assert!(r.publishes(t), "{}: size of an unlisted tag {t}", r.repo);
             }
-            assert!(r.experts.as_deref().is_none_or(|e| e == "MXFP4"), "{}", r.repo);
+            assert!(
+                r.experts.as_deref().is_none_or(|e| e == "MXFP4"),
+                "{}",
+                r.repo
+            );
             assert!(r.repo.to_ascii_uppercase().ends_with("-GGUF"), "{}", r.repo);
             assert!(
                 crate::catalog::find_model(&r.model).is_some(),

@@ -86,7 +86,7 @@ pub fn llama_plans(s: &Setup, req: &Request) -> Vec<Plan> {
                         "all layers' attention and shared weights on the GPU; routed experts of the first {n} of {} layers in host RAM",
                         s.n_blocks
                     );
-                        out.push(s.plan(&k, why_ctx, Some(why)));
+                    out.push(s.plan(&k, why_ctx, Some(why)));
                     break;
                 }
             }

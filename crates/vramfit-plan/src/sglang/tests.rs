@@ -195,8 +195,16 @@ fn asked_concurrency_shortens_the_context() {
     )[0];
     assert_eq!(four.concurrency, 4);
     // pinned only when asked: SGLang keeps its own request limit otherwise
-    assert!(four.command.contains("--max-running-requests 4 "), "{}", four.command);
-    assert!(!one.command.contains("--max-running-requests"), "{}", one.command);
+    assert!(
+        four.command.contains("--max-running-requests 4 "),
+        "{}",
+        four.command
+    );
+    assert!(
+        !one.command.contains("--max-running-requests"),
+        "{}",
+        one.command
+    );
     let own = one
         .settings
         .iter()
