@@ -96,6 +96,27 @@ pub fn gpu_args(
     )
 }
 
+/// The `vramfit check` line that re-checks a printed command on the free memory it was
+/// planned for: `--gpu` the real totals, `--gpu-free` the planned free MiB ([`gpu_args`]).
+pub fn check_line(
+    real: &vramfit_engine::Hardware,
+    planned: &vramfit_engine::Hardware,
+    command: &str,
+) -> String {
+    let (gpu_arg, free_arg) = gpu_args(real, planned);
+    format!("vramfit check --gpu {gpu_arg} --gpu-free {free_arg} -- {command}")
+}
+
+/// The `PYTORCH_CUDA_ALLOC_CONF` setting of the PyTorch engines' plans (vLLM, SGLang), with
+/// the engine's own words on it.
+pub fn expandable_segments_setting(why: &str) -> Setting {
+    Setting {
+        knob: "PYTORCH_CUDA_ALLOC_CONF".into(),
+        value: "expandable_segments:True".into(),
+        why: why.into(),
+    }
+}
+
 /// `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, the environment of the PyTorch engines'
 /// plans (each planner says why it matters for its engine).
 pub fn expandable_segments_env() -> BTreeMap<String, String> {

@@ -150,18 +150,15 @@ pub fn render(
                 format!("what SGLang sets for the TRT-LLM attention backends of this GPU, pinned: the pool is whole pages of {} tokens", k.page_size)
             },
         },
-        Setting {
-            knob: "PYTORCH_CUDA_ALLOC_CONF".into(),
-            value: "expandable_segments:True".into(),
-            why: "fewer fragmentation OOMs in PyTorch's caching allocator (SGLang honours it)".into(),
-        },
+        crate::plan::expandable_segments_setting(
+            "fewer fragmentation OOMs in PyTorch's caching allocator (SGLang honours it)",
+        ),
     ];
     settings.push(setup.headroom.setting());
     let command = command_line(&env, &argv);
-    let (gpu_arg, free_arg) = crate::plan::gpu_args(&setup.hw, &setup.hw);
     Plan {
         engine: "sglang".into(),
-        check: format!("vramfit check --gpu {gpu_arg} --gpu-free {free_arg} -- {command}"),
+        check: crate::plan::check_line(&setup.hw, &setup.hw, &command),
         command,
         argv,
         env,
