@@ -233,6 +233,8 @@ mod tests {
         }
         for o in &c.ollama {
             assert!(!o.evidence.is_empty(), "{}", o.name);
+            let ev = o.evidence.join(" ").to_ascii_lowercase();
+            assert!(ev.contains(&o.name.to_ascii_lowercase()), "{}", o.name);
             assert!(
                 crate::catalog::find_model(&o.model).is_some(),
                 "{}",
