@@ -228,7 +228,8 @@ impl Plan {
 /// then the measured loss itself. Then offload plans fast enough to read: those that reach the
 /// usable context first (an offload plan is chosen to run the model at all, and a 13k-token
 /// vLLM `--cpu-offload-gb` plan at 11 tok/s is no answer where a partial llama.cpp offload
-/// gives 40k at 40 tok/s), then best quality; and last the rest, fastest first. `context`, `concurrency` and `speed` put their own measure
+/// gives 40k at 40 tok/s), then best quality, then the fastest; and last the rest, fastest
+/// first. `context`, `concurrency` and `speed` put their own measure
 /// first and quality's order after it.
 pub fn rank(plans: &mut [Plan], goal: Goal, u: &Usable) {
     let quality = |a: &Plan, b: &Plan| {
@@ -253,8 +254,15 @@ pub fn rank(plans: &mut [Plan], goal: Goal, u: &Usable) {
     plans.sort_by(|a, b| match goal {
         Goal::Quality => class(a).cmp(&class(b)).then_with(|| match class(a) {
             1 | 2 => {
+                // offload plans: those reaching the usable context, then the quality tier,
+                // then speed before context (a few more tokens of context bought with layers
+                // moved off the GPU are not worth the speed)
                 let short = |p: &Plan| p.max_model_len < u.context;
-                short(a).cmp(&short(b)).then(quality(a, b))
+                short(a)
+                    .cmp(&short(b))
+                    .then(a.quality.cmp(&b.quality))
+                    .then(cmp_f(b.est_tokens_per_s, a.est_tokens_per_s))
+                    .then(quality(a, b))
             }
             3 => cmp_f(b.est_tokens_per_s, a.est_tokens_per_s).then(quality(a, b)),
             _ => quality(a, b),

@@ -321,7 +321,8 @@ fn unsloth_gpt_oss_files_keep_mxfp4_experts_whatever_the_tag() {
 #[test]
 fn offload_plans_are_placed_for_a_usable_context() {
     // Qwen3-Coder-30B-A3B on a 16 GB card: no GGUF the evidence names fits whole, so the #1
-    // moves a few layers' experts to host RAM for ≥ 16k context at tens of tok/s, rather than
+    // is an offload plan at ≥ 16k context and tens of tok/s (Ollama's library Q8_0 or unsloth's
+    // Q4_K_M with experts in host RAM), rather than
     // a vLLM --cpu-offload-gb plan of 13k at ~11 tok/s or a 4k llama.cpp placement
     let v = fit_json(&[
         "Qwen/Qwen3-Coder-30B-A3B-Instruct",
@@ -329,14 +330,23 @@ fn offload_plans_are_placed_for_a_usable_context() {
         "RTX 4060 Ti 16GB",
     ]);
     let p = &v["plans"][0];
-    assert_eq!(p["engine"], "llama.cpp", "{}", p["command"]);
+    assert_ne!(p["engine"], "vllm", "{}", p["command"]);
     assert!(
         p["max_model_len"].as_u64().unwrap() >= 16384,
         "{}",
         p["command"]
     );
-    assert!(p["est_tokens_per_s"].as_f64().unwrap() >= 30.0);
-    assert!(p["command"].as_str().unwrap().contains("--n-cpu-moe "));
+    assert!(p["est_tokens_per_s"].as_f64().unwrap() >= 25.0);
+    // the llama.cpp plan among the top three moves experts, not whole layers
+    let l = v["plans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(3)
+        .find(|q| q["engine"] == "llama.cpp")
+        .expect("a llama.cpp plan in the top 3");
+    assert!(l["command"].as_str().unwrap().contains("--n-cpu-moe "));
+    assert!(l["max_model_len"].as_u64().unwrap() >= 16384);
     names_are_known(&v);
 }
 
