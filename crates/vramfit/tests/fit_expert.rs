@@ -453,3 +453,36 @@ fn llama_70b_on_two_3090s_runs_whole_on_the_gpus_with_long_context() {
     assert!(p["command"].as_str().unwrap().contains(" -ts "));
     names_are_known(&v);
 }
+
+#[test]
+fn llama_cpp_plans_never_keep_less_than_llama_cpps_own_fit_target() {
+    // plans print --fit off, which drops llama.cpp's own 1 GiB --fit-target: the one margin
+    // policy (vramfit_engine::margin) keeps at least that much free on every GPU instead
+    let floor = vramfit_engine::margin::LLAMACPP_FIT_TARGET_BYTES;
+    for (m, g) in [
+        ("Qwen/Qwen3-30B-A3B", "RTX 4090"),
+        ("meta-llama/Llama-3.3-70B-Instruct", "2x RTX 3090"),
+        ("openai/gpt-oss-120b", "RTX 5090"),
+    ] {
+        let v = fit_json(&[m, "--gpu", g]);
+        for p in v["plans"].as_array().unwrap() {
+            if p["engine"] != "llama.cpp" && p["engine"] != "ollama" {
+                continue;
+            }
+            if p["engine"] == "llama.cpp" {
+                assert!(p["command"].as_str().unwrap().ends_with("--fit off"));
+            }
+            for d in p["devices"].as_array().unwrap() {
+                let free = d["free_bytes"].as_u64().unwrap();
+                let used = d["used_bytes"].as_u64().unwrap();
+                assert!(
+                    free.saturating_sub(used) >= floor,
+                    "{m} on {g}: {} leaves {} MiB: {}",
+                    d["name"],
+                    free.saturating_sub(used) >> 20,
+                    p["command"]
+                );
+            }
+        }
+    }
+}
