@@ -94,7 +94,7 @@ pub fn fold(plans: &[Plan]) -> Vec<(usize, Vec<usize>)> {
 }
 
 fn ctx_text(n: u64) -> String {
-    if n >= 1024 && n % 1024 == 0 {
+    if n >= 1024 && n.is_multiple_of(1024) {
         format!("{}k", n / 1024)
     } else {
         n.to_string()
