@@ -211,6 +211,10 @@ static KV_PAIRS: LazyLock<[Regex; 2]> = LazyLock::new(|| {
             .expect("static regex"),
     ]
 });
+static YAML_PAIR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:-\s+)?([a-z][a-z0-9]*(?:[_-][a-z0-9]+)+)\s*:\s+([\w.]+)\s*(?:#.*)?$")
+        .expect("static regex")
+});
 static VERSION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:vLLM API server version|vLLM version|LLM engine \(v)\s*v?(\d+\.\d+[\w.+-]*)|sglang==(\d[\w.]*)|build: (\d+) \(")
         .expect("static regex")
@@ -331,6 +335,13 @@ pub fn read_settings(text: &str) -> EchoedSettings {
                         s.set(*key, &c[2]);
                     }
                 }
+            }
+        }
+        // a YAML config (SGLang/vLLM `--config` files, launcher recipes): `mem-fraction-static: 0.95`
+        if let Some(c) = YAML_PAIR.captures(line) {
+            let name = c[1].replace('-', "_");
+            if let Some((_, key)) = NAMES.iter().find(|(n, _)| *n == name) {
+                s.set(*key, &c[2]);
             }
         }
         if line.contains("PARAMETER") {

@@ -101,7 +101,8 @@ fn score(label: &str, cases: &[Case], show_misses: bool) -> Scored {
     let mut right = 0;
     let mut misses = Vec::new();
     for c in cases {
-        let got = diagnose(&c.excerpt).cause;
+        let d = diagnose(&c.excerpt);
+        let got = d.cause;
         *m.entry((idx(c.expected), idx(got))).or_default() += 1;
         let e = per_class.entry(c.expected.as_str()).or_default();
         e.1 += 1;
@@ -116,6 +117,16 @@ fn score(label: &str, cases: &[Case], show_misses: bool) -> Scored {
                 c.expected.as_str(),
                 got.as_str()
             ));
+            // DOCTOR_SHOW_MISSES=1 prints why (for a person reading the misses)
+            if std::env::var_os("DOCTOR_SHOW_MISSES").is_some() {
+                misses.push(format!(
+                    "      engine {} ({:.2}): {} | {}",
+                    d.engine.as_str(),
+                    d.confidence,
+                    d.summary,
+                    d.evidence.join(" | ")
+                ));
+            }
         }
     }
     println!(

@@ -353,3 +353,26 @@ pub(crate) fn not_oom(kind: NotOomKind) -> Finding {
     };
     Finding::new(Cause::NotOom, 0.75, summary).fix(fix)
 }
+
+/// SGLang's static pool takes mem_fraction_static x total for weights and KV
+/// (sglang/srt/model_executor/model_runner.py: the pool is sized from that fraction of the
+/// memory); activations, CUDA graphs, NCCL and the context must fit in the rest. When the
+/// process already holds its whole pool and the request does not fit in what is left, the
+/// fraction left too little outside the pool: lower it by what was missing.
+pub(crate) fn sglang_static_share(ctx: &Context, t: &TorchOom, head: &str) -> Option<Finding> {
+    let m = ctx.settings.mem_fraction_static?;
+    let (q, total, free) = (t.requested?, t.total?, t.free?);
+    let mine = t.this_process.unwrap_or(total.saturating_sub(free));
+    if ctx.engine != Engine::Sglang || m < 0.9 || q <= free || (mine as f64) < m * total as f64 {
+        return None;
+    }
+    let outside = ((1.0 - m) * total as f64) as u64;
+    let missing = (q - free) as f64 / total as f64;
+    let next = m - ((missing * 100.0).ceil() + 1.0) / 100.0;
+    Some(
+        Finding::new(Cause::OtherProcesses, 0.6, format!("{head}: SGLang's static pool takes mem_fraction_static {m:.2} of the GPU, leaving {} outside it for activations, CUDA graphs and communication buffers, and that share ran out (the fraction is set too high for this workload).", fmt_bytes(outside)))
+            .fact(format!("this process {} >= mem_fraction_static {m:.2} x total {}", fmt_bytes(mine), fmt_bytes(total)))
+            .fact(format!("requested {} > free {}: {} missing", fmt_bytes(q), fmt_bytes(free), fmt_bytes(q - free)))
+            .fix(Fix::flag("--mem-fraction-static", format!("{next:.2}"), format!("{m:.2} minus the missing {:.1}% of the GPU and a 1% margin", missing * 100.0))),
+    )
+}

@@ -9,6 +9,7 @@
 
 mod engines;
 mod llama;
+mod prose;
 mod torch;
 mod vllm;
 
@@ -195,7 +196,7 @@ fn tier(e: &LogEvent) -> u8 {
     match e {
         // a lookalike that explains the OOM text outranks every OOM line it explains
         LogEvent::NotOom(k) if k.explains_oom() => 3,
-        LogEvent::NotOom(_) | LogEvent::OomDescribed => 0,
+        LogEvent::NotOom(_) | LogEvent::OomDescribed | LogEvent::Described(_) => 0,
         e if e.is_generic() => 1,
         _ => 2,
     }
@@ -325,7 +326,27 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
             )),
             retried_at.map(|r| vec![events[r].clone()]).unwrap_or_default(),
         ),
-        None => (nothing_recognised(text), Vec::new()),
+        None => match events
+            .iter()
+            .rev()
+            .find(|l| matches!(l.event, LogEvent::Phase(Phase::WakeUp)))
+        {
+            // a traceback that ends in vLLM's wake_up with the error line cut off: wake_up only
+            // re-creates and maps the memory released while asleep (vllm/device_allocator/
+            // cumem.py CuMemAllocator.wake_up -> create_and_map), so what failed is that
+            // mapping, and what holds the memory is the process it was released for
+            Some(l) => (
+                Finding::new(
+                    Cause::OtherProcesses,
+                    0.45,
+                    "The traceback ends in vLLM's sleep-mode wake_up, which only maps back the memory released while asleep: another process (a colocated trainer) still held it.",
+                )
+                .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM"))
+                .fix(Fix::action("paste the error line that follows the traceback to confirm it is an out-of-memory error")),
+                vec![l.clone()],
+            ),
+            None => (nothing_recognised(text), Vec::new()),
+        },
     };
     let fixes = vet(finding.fixes.clone(), engine, &settings);
     let mut evidence = finding.facts.clone();
@@ -387,9 +408,15 @@ fn rule(ctx: &Context) -> Finding {
         | LogEvent::RawCudaOom
         | LogEvent::DeviceOom { .. } => torch::other_allocators(ctx),
         LogEvent::NcclOom => engines::nccl(ctx),
-        LogEvent::OomDescribed => {
+        LogEvent::OomDescribed | LogEvent::Described(_) => {
             torch::by_phase(ctx, "The report describes an out-of-memory failure")
         }
+        LogEvent::SizedOom {
+            api,
+            requested,
+            total,
+            free,
+        } => prose::sized(ctx, api, *requested, *total, *free),
         LogEvent::TurbomindOom => engines::lmdeploy(ctx),
         LogEvent::DispatchedToCpu => engines::dispatched_to_cpu(ctx),
         LogEvent::OllamaLayoutFailed { num_gpu } => llama::ollama_layout(ctx, *num_gpu),

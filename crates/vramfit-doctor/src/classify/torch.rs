@@ -11,7 +11,7 @@
 
 use vramfit_model::units::{fmt_bytes, GIB, MIB};
 
-use super::{engines, Cause, Context, Finding};
+use super::{engines, prose, Cause, Context, Finding};
 use crate::events::{LogEvent, Phase, TorchOom};
 use crate::fixes::{pow2_floor, vllm_util_for_free, Fix};
 use crate::settings::Engine;
@@ -180,9 +180,13 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
             return other_processes(ctx, t, &head, *others, list);
         }
     }
+    // Rule 4b: SGLang's budget arithmetic (the share outside its static pool)
+    if let Some(f) = engines::sglang_static_share(ctx, t, &head) {
+        return f;
+    }
     // Rule 5: what the process was doing decides (sampler warm-up, graphs, profiling, load)
     let phase = ctx.phase().map(|(p, _)| p);
-    if phase.is_some_and(|p| p != Phase::Serving) {
+    if phase.is_some_and(|p| !matches!(p, Phase::Serving | Phase::LongRunning)) {
         return annotate(by_phase(ctx, &head), t);
     }
     // Rule 5b: without a process list, total - this process (or PyTorch's reservation and a
@@ -302,6 +306,22 @@ pub(crate) fn graphs(ctx: &Context, summary: String, conf: f64, t: &TorchOom) ->
 pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
     let phase = ctx.phase().map(|(p, _)| p);
     let t = TorchOom::default();
+    // An engine's own start-up stages (read from its frames and progress lines) decide first;
+    // then the memory a person names; then the phase their sentences give.
+    let engine_stage = phase.is_some_and(|p| {
+        !matches!(
+            p,
+            Phase::Serving | Phase::WeightLoading | Phase::Prefill | Phase::LongRunning
+        )
+    });
+    if !engine_stage {
+        if let Some(f) = prose::described(ctx, head) {
+            return f;
+        }
+        if let Some(f) = phase.and_then(|p| prose::described_phase(ctx, head, p)) {
+            return f;
+        }
+    }
     match phase {
         Some(Phase::CudaGraphCapture) => graphs(ctx, format!("{head} while capturing CUDA graphs: graph memory is allocated after the KV cache took its share, outside the budget in older engines."), 0.75, &t),
         Some(Phase::SamplerWarmup) => super::vllm::sampler(ctx, format!("{head} in vLLM's sampler warm-up, which runs max_num_seqs dummy requests at once (logits of max_num_seqs x vocab in fp32)."), None),
@@ -318,7 +338,7 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
                 _ => Fix::action("give vLLM a smaller gpu_memory_utilization than the trainer's free share (vLLM's default 0.9 assumes the GPU is its own)"),
             })
             .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM")),
-        Some(Phase::Serving) => runtime(ctx, head),
+        Some(Phase::Serving | Phase::Prefill | Phase::LongRunning) => runtime(ctx, head),
         // no progress line, but the timestamps say the process had been up for a while
         None if ctx.elapsed.is_some_and(|s| s >= 600) => runtime(ctx, head),
         None => no_phase(ctx, head),

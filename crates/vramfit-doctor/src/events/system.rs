@@ -99,7 +99,7 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 9]> = LazyLock::new(|| {
 // a sentence about an OOM (not vLLM's own "If out-of-memory error occurs during cudagraph
 // capture" advice, which it prints on every start)
 static NARRATIVE_OOM: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\bOOMs?\b|\bOOMed\b|\bout-of-memory\b"));
+    LazyLock::new(|| re(r"\bOOM(?:s|ed|ing)?\b|\bout-of-memory\b"));
 static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)(?:SIZE\s+)?reserved[- ]but[- ]unallocated|\bfragment(?:s|ed|ation)\b")
 });
