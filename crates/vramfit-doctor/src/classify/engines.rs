@@ -12,6 +12,14 @@ pub(crate) fn activation(ctx: &Context, summary: String) -> Finding {
     let mut f = Finding::new(Cause::ActivationPeak, 0.7, summary);
     match ctx.engine {
         Engine::LlamaCpp | Engine::Ollama => llama::llama_compute_fixes(ctx, f),
+        // text-generation-launcher: the warm-up prefill holds max_batch_prefill_tokens tokens
+        Engine::Tgi => f.fix(Fix::flag(
+            "--max-batch-prefill-tokens",
+            ctx.settings
+                .max_batch_prefill_tokens
+                .map_or(2048, |t| pow2_floor(t / 2)),
+            "a smaller warm-up prefill bounds the activation peak (keep --max-input-tokens below it)",
+        )),
         _ => {
             let b = ctx.settings.max_num_batched_tokens;
             f = match b {
@@ -349,6 +357,7 @@ pub(crate) fn not_oom(kind: NotOomKind) -> Finding {
         NotOomKind::AddressSpace => ("A reservation of virtual address space failed (CUDA VMM pool or memory pool), which the driver reports as out of memory while device memory is free: common under Windows WDDM/WSL.", Fix::flag("GGML_CUDA_NO_VMM", "ON", "llama.cpp: build without the VMM pool (cmake -DGGML_CUDA_NO_VMM=ON); other stacks: raise the Windows page file / avoid creating many memory pools")),
         NotOomKind::BufferLimit => ("One buffer was larger than the graphics API allows in a single allocation (Vulkan maxMemoryAllocationSize, Metal maxBufferLength, Level Zero's 4 GB): a per-buffer limit, not a lack of memory.", Fix::action("make the largest buffer smaller: a smaller -ub/-b micro-batch or context for compute buffers, split weights (llama.cpp does per-buffer splitting in newer builds), or another backend (CUDA/ROCm)")),
         NotOomKind::GgmlContextPool => ("ggml's fixed-size context pool for tensor metadata overflowed: a llama.cpp bug in the build in use, not GPU memory.", Fix::action("update llama.cpp (or llama-cpp-python) to a release with the fix")),
+        NotOomKind::PinnedFallback => ("ggml could not get pinned (page-locked) host memory and fell back to ordinary memory: a warning about upload speed, not the failure.", Fix::action("look for the error after this warning; pinned memory is limited by the driver (and by WSL)")),
         NotOomKind::ProfilingAssertEqual => ("vLLM's profiling assertion fired with identical free memory before and after: a vLLM bug (fixed by PR #33358), not another process and not a lack of memory.", Fix::action("upgrade vLLM to a release with PR #33358")),
     };
     Finding::new(Cause::NotOom, 0.75, summary).fix(fix)

@@ -241,6 +241,8 @@ fn engine_of(detected: Engine, events: &[Located]) -> Engine {
             | VllmAvailableKv { .. }
             | VllmConcurrency { .. }
             | VllmWeightsLoaded { .. }
+            | VllmInitialUsage { .. }
+            | VllmGraphEstimate { .. }
             | WeightsTooLarge => Engine::Vllm,
             SglangNotEnoughMemory | SglangReqSlots | SglangCaptureFailed { .. } => Engine::Sglang,
             TgiPrefillTooLarge { .. } | TgiTotalTokensTooLarge { .. } => Engine::Tgi,
@@ -250,7 +252,8 @@ fn engine_of(detected: Engine, events: &[Located]) -> Engine {
             | LlamaComputeAllocFailed
             | LlamaBuffer { .. }
             | LlamaDeviceFree { .. }
-            | LlamaOffloaded { .. } => Engine::LlamaCpp,
+            | LlamaOffloaded { .. }
+            | LlamaKvCellsFull => Engine::LlamaCpp,
             TurbomindOom => Engine::Lmdeploy,
             OllamaSystemMemory { .. } | OllamaLayoutFailed { .. } | OllamaGpu { .. } => {
                 Engine::Ollama
@@ -326,25 +329,8 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
             )),
             retried_at.map(|r| vec![events[r].clone()]).unwrap_or_default(),
         ),
-        None => match events
-            .iter()
-            .rev()
-            .find(|l| matches!(l.event, LogEvent::Phase(Phase::WakeUp)))
-        {
-            // a traceback that ends in vLLM's wake_up with the error line cut off: wake_up only
-            // re-creates and maps the memory released while asleep (vllm/device_allocator/
-            // cumem.py CuMemAllocator.wake_up -> create_and_map), so what failed is that
-            // mapping, and what holds the memory is the process it was released for
-            Some(l) => (
-                Finding::new(
-                    Cause::OtherProcesses,
-                    0.45,
-                    "The traceback ends in vLLM's sleep-mode wake_up, which only maps back the memory released while asleep: another process (a colocated trainer) still held it.",
-                )
-                .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM"))
-                .fix(Fix::action("paste the error line that follows the traceback to confirm it is an out-of-memory error")),
-                vec![l.clone()],
-            ),
+        None => match prose::fallback(&events, engine) {
+            Some((f, l)) => (f, vec![l]),
             None => (nothing_recognised(text), Vec::new()),
         },
     };
@@ -403,6 +389,8 @@ fn nothing_recognised(text: &str) -> Finding {
 fn rule(ctx: &Context) -> Finding {
     match &ctx.events[ctx.at].event {
         LogEvent::TorchOom(t) => torch::caching_allocator(ctx, t),
+        // a bare CUDA OOM in a TurboMind process: its KV reservation is the share it controls
+        LogEvent::RawCudaOom if ctx.engine == Engine::Lmdeploy => engines::lmdeploy(ctx),
         LogEvent::CudaMallocAsyncOom { .. }
         | LogEvent::MpsOom { .. }
         | LogEvent::RawCudaOom
@@ -418,6 +406,7 @@ fn rule(ctx: &Context) -> Finding {
             free,
         } => prose::sized(ctx, api, *requested, *total, *free),
         LogEvent::TurbomindOom => engines::lmdeploy(ctx),
+        LogEvent::LlamaKvCellsFull => llama::kv_cells_full(ctx),
         LogEvent::DispatchedToCpu => engines::dispatched_to_cpu(ctx),
         LogEvent::OllamaLayoutFailed { num_gpu } => llama::ollama_layout(ctx, *num_gpu),
         LogEvent::HostAllocFailed { .. }

@@ -7,7 +7,7 @@
 use vramfit_model::units::fmt_bytes;
 
 use super::{engines, Cause, Context, Finding};
-use crate::events::{LogEvent, Mechanism, Phase};
+use crate::events::{Located, LogEvent, Mechanism, Phase};
 use crate::fixes::{pow2_floor, Fix};
 use crate::settings::Engine;
 
@@ -131,4 +131,38 @@ pub(crate) fn sized(
         }
     }
     super::torch::by_phase(ctx, &head)
+}
+
+/// A log with no failure line that still shows one, by the state it ends in:
+/// - a traceback ending in vLLM's wake_up (the error line cut off): wake_up only maps back the
+///   memory released while asleep (vllm/device_allocator/cumem.py CuMemAllocator.wake_up ->
+///   create_and_map), so what failed is that mapping, and the memory is held by the process it
+///   was released for;
+/// - ggml-metal's running total past the recommended working set (an assert follows in older
+///   builds): what was allocated by then decides, weights first.
+pub(crate) fn fallback(events: &[Located], engine: Engine) -> Option<(Finding, Located)> {
+    if let Some(l) = events
+        .iter()
+        .rev()
+        .find(|l| matches!(l.event, LogEvent::Phase(Phase::WakeUp)))
+    {
+        let f = Finding::new(Cause::OtherProcesses, 0.45, "The traceback ends in vLLM's sleep-mode wake_up, which only maps back the memory released while asleep: another process (a colocated trainer) still held it.")
+            .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM"))
+            .fix(Fix::action("paste the error line that follows the traceback to confirm it is an out-of-memory error"));
+        return Some((f, l.clone()));
+    }
+    let limit = events.iter().find_map(|l| match l.event {
+        LogEvent::MetalWorkingSet { limit, .. } => limit,
+        _ => None,
+    })?;
+    let over = events.iter().rev().find(
+        |l| matches!(l.event, LogEvent::MetalWorkingSet { used: Some(u), .. } if u > limit),
+    )?;
+    let LogEvent::MetalWorkingSet { used: Some(u), .. } = over.event else {
+        return None;
+    };
+    let f = Finding::new(Cause::WeightsDoNotFit, 0.6, format!("ggml-metal had allocated {} against Metal's recommended working set of {} while loading: the model's buffers do not fit what Metal lets this process keep resident.", fmt_bytes(u), fmt_bytes(limit)))
+        .fact(format!("allocated {} > recommended working set {}", fmt_bytes(u), fmt_bytes(limit)))
+        .fix(Fix::action(if matches!(engine, Engine::Ollama) { "offload fewer layers (num_gpu) or use a smaller quant" } else { "offload fewer layers (-ngl) or use a smaller quant" }));
+    Some((f, over.clone()))
 }

@@ -23,6 +23,8 @@ const FREE_SLACK: u64 = 512 * MIB;
 /// With no total printed, one request this large exceeds the memory of nearly every GPU in use
 /// (and any single weight or KV tensor, which engines allocate per layer).
 const HUGE_REQUEST: u64 = 32 * GIB;
+/// No device has a petabyte: a request at least this large is a corrupted size.
+const CORRUPT_REQUEST: u64 = 1 << 50;
 /// The CUDA context and library handles of a process, outside PyTorch's reservation
 /// (~300-500 MiB on current drivers; vllm/utils memory profiling counts it as non-torch).
 const CONTEXT_BYTES: u64 = 512 * MIB;
@@ -77,6 +79,13 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
     };
     let head = format!("PyTorch failed to allocate {}{dev}", fmt_bytes(q));
     let total = t.total.unwrap_or(0);
+    // Rule 0: no device has a petabyte; a request that size is a corrupted size (an unsigned
+    // wrap of a negative shape, a length read from a failed collective), not a shortage
+    if q >= CORRUPT_REQUEST {
+        return Finding::new(Cause::NotOom, 0.7, format!("{head}: no device has memory of that order, so the size itself is wrong (a negative or corrupted shape, often after a failed collective or a timeout): not a lack of memory."))
+            .fact(format!("requested {} >= 1 PiB", fmt_bytes(q)))
+            .fix(Fix::action("look at the error before this one (an NCCL timeout, a failed collective) or the shape computation of the failing call"));
+    }
     // Rule 1: one tensor larger than the device (or, with no total printed, larger than any
     // device people run this on) is an activation that scales with the input: a shape bug or
     // attention without a memory-efficient kernel.
@@ -98,7 +107,7 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
     // Rule 2: Level Zero (XPU) refuses any single allocation over 4 GiB unless relaxed
     // allocation limits are enabled (IPEX/torch-xpu-ops; intel-extension-for-pytorch#629).
     if t.backend == "XPU"
-        && q > 4 * GIB
+        && q >= 4 * GIB
         && t.allocated.unwrap_or(0) < q
         && (total == 0 || q < total)
     {
@@ -198,7 +207,10 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
                 .or_else(|| t.reserved().map(|r| r + CONTEXT_BYTES));
             if let Some(mine) = mine {
                 let others = tot.saturating_sub(mine).saturating_sub(fr);
-                if others >= (2 * GIB).max((tot as f64 * 0.15) as u64) {
+                // a single request of an eighth of the device that is also larger than what
+                // the others hold is the activation of rule 6: it is the dominant term
+                let dominant = q >= tot / 8 && q >= others;
+                if others >= GIB.max((tot as f64 * 0.15) as u64) && !dominant {
                     return other_processes(ctx, t, &head, others, &[]).fact(format!(
                         "total {} - this process {} - free {} = {} held outside it",
                         fmt_bytes(tot),
@@ -464,8 +476,11 @@ pub(crate) fn other_allocators(ctx: &Context) -> Finding {
             free,
         } => {
             let head = "PyTorch (cudaMallocAsync backend) could not allocate".to_string();
+            // an engine start-up stage decides first: cudaMallocAsync's pool keeps freed blocks
+            // (cudaMemPoolAttrReleaseThreshold), so limit - allocated - free is not all others'
+            let stage = ctx.phase().is_some_and(|(p, _)| p != Phase::Serving);
             if let (Some(a), Some(q), Some(l), Some(fr)) = (allocated, requested, limit, free) {
-                if a + q <= *l && *fr < *q {
+                if a + q <= *l && *fr < *q && !stage {
                     let others = l.saturating_sub(*a).saturating_sub(*fr);
                     return Finding::new(Cause::OtherProcesses, 0.65, format!("{head} {}: this process holds {} of a {} limit, yet only {} is free; about {} is held outside it.", fmt_bytes(*q), fmt_bytes(*a), fmt_bytes(*l), fmt_bytes(*fr), fmt_bytes(others)))
                         .fix(Fix::action("stop the other processes on this GPU"));
@@ -481,6 +496,11 @@ pub(crate) fn other_allocators(ctx: &Context) -> Finding {
                 );
             }
             by_phase(ctx, &head)
+        }
+        LogEvent::DeviceOom { api }
+            if api == "Metal" && matches!(ctx.engine, Engine::LlamaCpp | Engine::Ollama) =>
+        {
+            super::llama::metal(ctx)
         }
         LogEvent::DeviceOom { api } => {
             let head =

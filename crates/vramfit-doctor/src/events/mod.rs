@@ -111,6 +111,8 @@ pub enum NotOomKind {
     BufferLimit,
     /// ggml's fixed-size context pool for tensor metadata (a llama.cpp bug, not GPU memory)
     GgmlContextPool,
+    /// a pinned host buffer was refused and ggml fell back to pageable memory (a warning)
+    PinnedFallback,
 }
 
 impl NotOomKind {
@@ -212,6 +214,19 @@ pub enum LogEvent {
     VllmConcurrency { tokens_per_request: u64, times: f64 },
     /// vLLM: `Model loading took X GiB`
     VllmWeightsLoaded { bytes: u64 },
+    /// vLLM V0: `Memory profiling results: total_gpu_memory=T initial_memory_usage=I` (device
+    /// memory in use when the worker started, before its model)
+    VllmInitialUsage { total: u64, initial: u64 },
+    /// vLLM V1: `Estimated CUDA graph memory: X GiB total` (subtracted from the KV budget)
+    VllmGraphEstimate { bytes: u64 },
+    /// llama.cpp server: `failed to find free space in the KV cache` (its cells are full)
+    LlamaKvCellsFull,
+    /// ggml-metal: the recommended working set (`recommendedMaxWorkingSetSize`, or the limit
+    /// of the `(used / limit)` totals) and the total allocated so far, in bytes
+    MetalWorkingSet {
+        used: Option<u64>,
+        limit: Option<u64>,
+    },
 
     /// the engine says the weights do not fit (vLLM's load_model message, accelerate's
     /// "enough GPU RAM to fit the quantized model")
@@ -281,6 +296,9 @@ impl LogEvent {
                 | VllmAvailableKv { .. }
                 | VllmConcurrency { .. }
                 | VllmWeightsLoaded { .. }
+                | VllmInitialUsage { .. }
+                | VllmGraphEstimate { .. }
+                | MetalWorkingSet { .. }
                 | VllmCudaGraphOomHint
                 | LlamaBuffer { .. }
                 | LlamaDeviceFree { .. }
@@ -432,6 +450,9 @@ const KEYWORDS: &[&str] = &[
     "o(n",
     "crash",
     "wake_up",
+    "recommendedmaxworkingset",
+    "outofmemoryerror",
+    "cudasuccess",
 ];
 
 static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

@@ -18,7 +18,7 @@ fn re(s: &str) -> Regex {
 /// command line's `--enable-chunked-prefill` is not taken for a phase).
 static FAILURE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bOOM|out[- ]of[- ]memory|_OUT_OF_\w*MEMORY|\bdies\b|\bdied\b|crash|abort|fail|runs? out|exhaust|not enough|insufficient|exceed|killed|panic",
+        r"(?i)\bOOM|out[- ]?of[- ]?memory|_OUT_OF_\w*MEMORY|\bdies\b|\bdied\b|crash|abort|fail|runs? out|exhaust|not enough|insufficient|exceed|killed|panic",
     )
 });
 
@@ -46,6 +46,11 @@ static LOADING: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)\b(?:when|while|during)\s+(?:offloading|loading)\b|\bduring (?:model|weight) load")
 });
 
+/// CUDA-graph capture named as when it failed (or what caused it).
+static CAPTURE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?cuda[- ]?graphs?")
+});
+
 /// The KV cache named as what ran short or grew.
 static KV: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -70,7 +75,9 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
     } else if KV.is_match(line) {
         out.push(LogEvent::Described(Mechanism::KvCache));
     }
-    if LONG_RUNNING.is_match(line) {
+    if failure && CAPTURE.is_match(line) {
+        out.push(LogEvent::Phase(Phase::CudaGraphCapture));
+    } else if LONG_RUNNING.is_match(line) {
         out.push(LogEvent::Phase(Phase::LongRunning));
     } else if failure && PREFILL.is_match(line) {
         out.push(LogEvent::Phase(Phase::Prefill));
