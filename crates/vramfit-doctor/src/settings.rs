@@ -401,12 +401,16 @@ pub fn read_settings(text: &str) -> EchoedSettings {
 /// Markers of each engine, strongest first; the engine with the most marker hits wins.
 const ENGINE_MARKERS: &[(&str, Engine)] = &[
     ("ollama", Engine::Ollama),
+    // a report that names the engine in its prose
+    ("Ollama", Engine::Ollama),
     ("llama runner", Engine::Ollama),
     ("sglang", Engine::Sglang),
     ("mem-fraction-static", Engine::Sglang),
     ("mem_fraction_static", Engine::Sglang),
     ("text-generation-launcher", Engine::Tgi),
     ("text_generation_server", Engine::Tgi),
+    // the launcher's tracing target (router/launcher src/main.rs)
+    ("text_generation_launcher", Engine::Tgi),
     ("max-batch-prefill-tokens", Engine::Tgi),
     ("Warmup(", Engine::Tgi),
     ("vllm", Engine::Vllm),

@@ -351,6 +351,8 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
             })
             .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM")),
         Some(Phase::Serving | Phase::Prefill | Phase::LongRunning) => runtime(ctx, head),
+        // TGI's launcher says the shard died before it was ready: while loading its weights
+        None if ctx.find(|e| matches!(e, LogEvent::TgiShardCannotStart).then_some(())).is_some() => engines::weights(ctx, format!("{head} before the TGI shard reported ready (the launcher prints ShardCannotStart): the shard was loading its weights, which do not fit the GPU it was given.")),
         // no progress line, but the timestamps say the process had been up for a while
         None if ctx.elapsed.is_some_and(|s| s >= 600) => runtime(ctx, head),
         None => no_phase(ctx, head),

@@ -219,6 +219,10 @@ pub enum LogEvent {
     VllmInitialUsage { total: u64, initial: u64 },
     /// vLLM V1: `Estimated CUDA graph memory: X GiB total` (subtracted from the KV budget)
     VllmGraphEstimate { bytes: u64 },
+    /// text-generation-launcher: `Shard N failed to start` / `ShardCannotStart`, printed when a
+    /// shard exits before it reports ready, i.e. while loading its weights (launcher
+    /// src/main.rs; warm-up failures come later, from the router, as `Unable to warmup model`)
+    TgiShardCannotStart,
     /// llama.cpp server: `failed to find free space in the KV cache` (its cells are full)
     LlamaKvCellsFull,
     /// ggml-metal: the recommended working set (`recommendedMaxWorkingSetSize`, or the limit
@@ -299,6 +303,7 @@ impl LogEvent {
                 | VllmInitialUsage { .. }
                 | VllmGraphEstimate { .. }
                 | MetalWorkingSet { .. }
+                | TgiShardCannotStart
                 | VllmCudaGraphOomHint
                 | LlamaBuffer { .. }
                 | LlamaDeviceFree { .. }
@@ -453,6 +458,7 @@ const KEYWORDS: &[&str] = &[
     "recommendedmaxworkingset",
     "outofmemoryerror",
     "cudasuccess",
+    "shard",
 ];
 
 static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

@@ -208,6 +208,11 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
             out.push(LogEvent::VllmGraphEstimate { bytes });
         }
     }
+    if line.contains("ShardCannotStart")
+        || line.contains("failed to start") && line.contains("Shard")
+    {
+        out.push(LogEvent::TgiShardCannotStart);
+    }
     // llama.cpp tools/server/server.cpp update_slots
     if line.contains("failed to find free space in the KV cache") {
         out.push(LogEvent::LlamaKvCellsFull);
