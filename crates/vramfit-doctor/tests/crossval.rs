@@ -18,6 +18,14 @@
 //!   diagnoses were not run until the final measurement. This is the cross-validated number.
 //! - holdout2: 6 more gathered after that measurement (with only a bug fix for long logs and
 //!   formatting changed in between), diagnosed once.
+//! - holdout3: `oom_gathered2.jsonl`, 59 reports gathered apart from the rules (by another
+//!   person, from other threads), scored once before any rule changed for it: 24/59.
+//!
+//! The first measurement of each holdout is the cross-validated number (docs/doctor.md). Once
+//! measured, a holdout's misses were read and rules written for the mechanisms they show, so
+//! the guards below only keep what is right now from regressing; they are not the held-out
+//! figures. A report gathered after this (a fourth holdout) must again be scored before any
+//! rule is changed for it.
 //!
 //! Run with `cargo test -p vramfit-doctor --test crossval -- --nocapture` for the matrices.
 
@@ -217,34 +225,38 @@ fn cross_validated_accuracy() {
             "seen class {class}: {r}/{n} below 70%"
         );
     }
-    // The holdout's first (clean) measurement was 6/18 (docs/doctor.md); this only guards
-    // against regressions. It is NOT the 90% bar, which the holdout does not meet.
+    // First (clean) measurements: holdout 6/18, holdout2 4/6, holdout3 24/59 (docs/doctor.md).
+    // The guards hold today's figures, reached after their misses were read.
     assert!(
-        h.right >= 6,
+        h.right >= 15,
         "holdout {}/{} fell below its first measurement",
         h.right,
         h.total
     );
-    // holdout2's first measurement was 4/6 (docs/doctor.md); likewise a regression guard only
     assert!(
-        h2.right >= 4,
+        h2.right >= 6,
         "holdout2 {}/{} fell below its first measurement",
         h2.right,
         h2.total
     );
-    // holdout3's first measurement (this branch's rules before any change for it): 24/59
     assert!(
-        h3.right >= 24,
+        h3.right >= 47,
         "holdout3 {}/{} fell below its first measurement",
         h3.right,
         h3.total
     );
     assert!(
-        a.right as f64 >= 0.7 * a.total as f64,
+        a.right as f64 >= 0.85 * a.total as f64,
         "all: {}/{}",
         a.right,
         a.total
     );
+    for (class, (r, n)) in &a.per_class {
+        assert!(
+            *r as f64 >= 0.7 * *n as f64,
+            "all reports, class {class}: {r}/{n} below 70%"
+        );
+    }
 }
 
 /// The flags each engine reads (or environment variables it honours); a fix for a log of one
