@@ -11,21 +11,6 @@ use crate::events::{Located, LogEvent, Mechanism, Phase};
 use crate::fixes::{pow2_floor, Fix};
 use crate::settings::Engine;
 
-/// Engines that allocate their KV cache once at start-up and admit requests only while it has
-/// room (vLLM block manager, SGLang token pool, TGI max_batch_total_tokens, llama.cpp/Ollama
-/// n_ctx): in them the KV cache cannot grow at run time.
-fn preallocates_kv(e: Engine) -> bool {
-    matches!(
-        e,
-        Engine::Vllm
-            | Engine::Sglang
-            | Engine::Tgi
-            | Engine::LlamaCpp
-            | Engine::Ollama
-            | Engine::Lmdeploy
-    )
-}
-
 /// The memory a person's sentences name, if any.
 pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
     let m = ctx.find(|e| match e {
@@ -65,14 +50,21 @@ pub(crate) fn kv(ctx: &Context, summary: String, conf: f64) -> Finding {
 pub(crate) fn described_phase(ctx: &Context, head: &str, phase: Phase) -> Option<Finding> {
     match phase {
         Phase::Prefill => Some(prefill(ctx, head)),
-        // memory that grew over a long session, where nothing is pre-allocated: what grows
-        // with the session is the KV cache (mlx_lm/models/cache.py KVCache extends by `step`
-        // tokens per update; transformers' DynamicCache concatenates per token)
-        Phase::LongRunning if !preallocates_kv(ctx.engine) || metal(ctx) => Some(kv(
+        // memory that grew over a long session, in a generation stack that allocates the KV
+        // cache as tokens arrive: what grows with the session is that cache (mlx_lm/models/
+        // cache.py KVCache extends by `step` tokens per update; transformers' DynamicCache
+        // concatenates per token). A training job that grows is not this (a leak), so plain
+        // PyTorch logs are left to the other rules.
+        Phase::LongRunning
+            if matches!(ctx.engine, Engine::Mlx | Engine::Transformers)
+                || metal(ctx) =>
+        {
+            Some(kv(
             ctx,
             format!("{head} after running for a while, in a stack that allocates the KV cache as tokens arrive (nothing pre-allocated): the memory that grows with a session is its KV cache."),
             0.5,
-        )),
+            ))
+        }
         _ => None,
     }
 }
