@@ -63,16 +63,18 @@ static KV: LazyLock<Regex> = LazyLock::new(|| {
 /// modeling_utils eager_attention_forward; the SDPA math fallback does the same).
 static ATTENTION: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bscore matrix|\battention (?:mask|scores|matrix)\b|O\(n(?:\^2|²|\*\*2)\)|\beager attention\b",
+        r"(?i)\bscore matrix|\battention (?:scores|matrix)\b|O\(n(?:\^2|²|\*\*2)\)|\beager attention\b",
     )
 });
 
 /// Read the narrative evidence on line `i`.
 pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
     let failure = FAILURE_WORDS.is_match(line);
-    if ATTENTION.is_match(line) {
+    // only on sentences about the failure: transformers prints "The attention mask ... was not
+    // set" on every generate() call, vLLM names its KV cache on every start
+    if failure && ATTENTION.is_match(line) {
         out.push(LogEvent::Described(Mechanism::AttentionScores));
-    } else if KV.is_match(line) {
+    } else if failure && KV.is_match(line) {
         out.push(LogEvent::Described(Mechanism::KvCache));
     }
     if failure && CAPTURE.is_match(line) {
@@ -123,10 +125,15 @@ mod tests {
             vec![LogEvent::Described(Mechanism::KvCache)]
         );
         assert_eq!(
-            events("1.5 GB for the O(n²) attention mask"),
+            events("allocation fails: 1.5 GB for the O(n²) attention mask"),
             vec![LogEvent::Described(Mechanism::AttentionScores)]
         );
         // vLLM's own INFO lines name the KV cache without saying it ran short
         assert_eq!(events("INFO GPU KV cache size: 123,456 tokens"), vec![]);
+        // transformers' generate() warning is not a description of the failure
+        assert_eq!(
+            events("The attention mask and the pad token id were not set."),
+            vec![]
+        );
     }
 }
