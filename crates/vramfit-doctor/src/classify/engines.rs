@@ -363,11 +363,14 @@ pub(crate) fn not_oom(kind: NotOomKind) -> Finding {
     Finding::new(Cause::NotOom, 0.75, summary).fix(fix)
 }
 
-/// SGLang's static pool takes mem_fraction_static x total for weights and KV
-/// (sglang/srt/model_executor/model_runner.py: the pool is sized from that fraction of the
-/// memory); activations, CUDA graphs, NCCL and the context must fit in the rest. When the
-/// process already holds its whole pool and the request does not fit in what is left, the
-/// fraction left too little outside the pool: lower it by what was missing.
+/// SGLang's static pool takes mem_fraction_static x total for weights and KV (sglang/srt/
+/// server_args.py, --mem-fraction-static: "the fraction of the memory used for static
+/// allocation (model weights and KV cache memory pool). Use a smaller value if you see
+/// out-of-memory errors"); activations, CUDA graphs, NCCL and the context must fit in the
+/// rest. When the process already holds its whole pool and the request does not fit in what is
+/// left, the fraction left too little outside the pool: lower it by what was missing. The 0.9
+/// floor (under 10% of the GPU outside the pool) is a chosen threshold, written from one
+/// report (srt-slurm-172) and not yet judged on a report it was not written from.
 pub(crate) fn sglang_static_share(ctx: &Context, t: &TorchOom, head: &str) -> Option<Finding> {
     let m = ctx.settings.mem_fraction_static?;
     let (q, total, free) = (t.requested?, t.total?, t.free?);
