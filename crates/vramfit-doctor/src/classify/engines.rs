@@ -369,8 +369,9 @@ pub(crate) fn not_oom(kind: NotOomKind) -> Finding {
 /// out-of-memory errors"); activations, CUDA graphs, NCCL and the context must fit in the
 /// rest. When the process already holds its whole pool and the request does not fit in what is
 /// left, the fraction left too little outside the pool: lower it by what was missing. The 0.9
-/// floor (under 10% of the GPU outside the pool) is a chosen threshold, written from one
-/// report (srt-slurm-172) and not yet judged on a report it was not written from.
+/// floor (under 10% of the GPU outside the pool) is above the default SGLang computes per GPU
+/// and model (0.828 for Qwen3-32B on an H100, sglang#29092); it was written from one report
+/// (srt-slurm-172) and is not yet judged on a report it was not written from.
 pub(crate) fn sglang_static_share(ctx: &Context, t: &TorchOom, head: &str) -> Option<Finding> {
     let m = ctx.settings.mem_fraction_static?;
     let (q, total, free) = (t.requested?, t.total?, t.free?);
