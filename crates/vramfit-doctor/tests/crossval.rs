@@ -193,16 +193,12 @@ fn cross_validated_accuracy() {
     let seen = seen_fold();
     let held = holdout_fold();
     let s = score("seen (rules written looking at these)", &seen, true);
-    let h = score("holdout (diagnosed only for this measurement)", &held, true);
+    let h = score("holdout (first measured 6/18, since read)", &held, true);
     let held2 = holdout2_fold();
-    let h2 = score(
-        "holdout2 (gathered after the holdout's measurement)",
-        &held2,
-        true,
-    );
+    let h2 = score("holdout2 (first measured 4/6, since read)", &held2, true);
     let held3 = holdout3_fold();
     let h3 = score(
-        "holdout3 (gathered2: collected apart, scored before any rule changed for it)",
+        "holdout3 (oom_gathered2; first measured 24/59, since read)",
         &held3,
         true,
     );
