@@ -51,6 +51,11 @@ bench 'vramfit check --gpu "RTX 4090" -- llama-server -hf unsloth/Qwen3-8B-GGUF:
     "$BIN" check --gpu "RTX 4090" -- llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M -c 32768
 bench 'vramfit check --gpu "RTX 4090" -- ollama run qwen3:8b' \
     "$BIN" check --gpu "RTX 4090" -- ollama run qwen3:8b
+bench 'vramfit check --gpu "RTX 3060" -- llama-server -hf unsloth/Qwen3-30B-A3B-Instruct-2507-GGUF:Q4_K_M --jinja (--fit mirrored)' \
+    "$BIN" check --gpu "RTX 3060" -- llama-server -hf unsloth/Qwen3-30B-A3B-Instruct-2507-GGUF:Q4_K_M --jinja
+LOGS=$(dirname "$0")/../crates/vramfit/tests/fixtures/logs
+bench 'vramfit check --from-log llamacpp-b5274-...log -- docker run ghcr.io/ggml-org/llama.cpp:server-cuda-b6000 -hf ... (release from the log)' \
+    "$BIN" check --from-log "$LOGS/llamacpp-b5274-glm-z1-32b-iq4xs-3090ti.log" -- docker run ghcr.io/ggml-org/llama.cpp:server-cuda-b6000 -hf bartowski/THUDM_GLM-Z1-32B-0414-GGUF:IQ4_XS -c 32768 -fa -ngl 99
 bench 'vramfit check --gpu "RTX 4090" --json -- vllm serve ... (JSON)' \
     "$BIN" check --gpu "RTX 4090" --json -- vllm serve Qwen/Qwen3-8B --max-model-len 32768
 if [ -n "$LLMFIT" ]; then

@@ -20,7 +20,7 @@ CMDS=(
   "$BIN fit meta-llama/Llama-3.1-70B-Instruct --gpu 'RTX 4090'"
   # large MoE: 9+ predicted quants, --n-cpu-moe searches, vLLM TP/offload
   "$BIN fit Qwen/Qwen3-235B-A22B --gpu '4x A100-80G'"
-  "$BIN fit deepseek-ai/DeepSeek-V3 --gpu '8x H100'"
+  "$BIN fit deepseek-ai/DeepSeek-V3 --gpu '8x H200'"
   # 10 GPUs (the default columns) x 12 quants
   "$BIN table Qwen/Qwen3-30B-A3B --quants $QUANTS"
   "$BIN table meta-llama/Llama-3.3-70B-Instruct --quants $QUANTS"

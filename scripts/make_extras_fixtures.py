@@ -55,11 +55,34 @@ def mmproj(path):
     w.close()
 
 
+def mmproj_siglip(path):
+    """A projector header as gemma-3's mmproj carries it (SigLIP 896/14, 1152 wide, 16 heads);
+    one block of tensors, enough for clip.cpp's warm-up estimate."""
+    w = gguf.GGUFWriter(path, "clip")
+    w.add_string("general.type", "mmproj")
+    w.add_bool("clip.has_vision_encoder", True)
+    w.add_uint32("clip.vision.image_size", 896)
+    w.add_uint32("clip.vision.patch_size", 14)
+    w.add_uint32("clip.vision.embedding_length", 1152)
+    w.add_uint32("clip.vision.feed_forward_length", 4304)
+    w.add_uint32("clip.vision.attention.head_count", 16)
+    w.add_uint32("clip.vision.block_count", 1)
+    w.add_tensor("v.blk.0.ffn_up.weight", np.zeros((4304, 1152), dtype=np.float16))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     sizes = {}
-    for name, make in [("lora.gguf", lora), ("mmproj.gguf", mmproj)]:
+    for name, make in [
+        ("lora.gguf", lora),
+        ("mmproj.gguf", mmproj),
+        ("mmproj-siglip.gguf", mmproj_siglip),
+    ]:
         p = os.path.join(out, name)
         make(p)
         sizes[name] = int(sum(t.n_bytes for t in gguf.GGUFReader(p).tensors))

@@ -181,7 +181,7 @@ pub fn belongs(engine: Engine, flag: &str) -> bool {
 }
 
 /// The value a fix would set, compared with what the log shows is already set.
-fn already_set(f: &Fix, s: &EchoedSettings) -> bool {
+pub fn already_set(f: &Fix, s: &EchoedSettings) -> bool {
     let v = f.value.as_str();
     let int = |x: Option<u64>| x.is_some_and(|x| v.parse::<u64>().ok() == Some(x));
     let float =

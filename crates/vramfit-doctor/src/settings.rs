@@ -211,6 +211,10 @@ static KV_PAIRS: LazyLock<[Regex; 2]> = LazyLock::new(|| {
             .expect("static regex"),
     ]
 });
+static YAML_PAIR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\s*(?:-\s+)?([a-z][a-z0-9]*(?:[_-][a-z0-9]+)+)\s*:\s+([\w.]+)\s*(?:#.*)?$")
+        .expect("static regex")
+});
 static VERSION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?:vLLM API server version|vLLM version|LLM engine \(v)\s*v?(\d+\.\d+[\w.+-]*)|sglang==(\d[\w.]*)|build: (\d+) \(")
         .expect("static regex")
@@ -333,6 +337,13 @@ pub fn read_settings(text: &str) -> EchoedSettings {
                 }
             }
         }
+        // a YAML config (SGLang/vLLM `--config` files, launcher recipes): `mem-fraction-static: 0.95`
+        if let Some(c) = YAML_PAIR.captures(line) {
+            let name = c[1].replace('-', "_");
+            if let Some((_, key)) = NAMES.iter().find(|(n, _)| *n == name) {
+                s.set(*key, &c[2]);
+            }
+        }
         if line.contains("PARAMETER") {
             for c in PARAMETER.captures_iter(line).take(16) {
                 if let Some((_, key)) = NAMES.iter().find(|(n, _)| *n == &c[1]) {
@@ -390,12 +401,16 @@ pub fn read_settings(text: &str) -> EchoedSettings {
 /// Markers of each engine, strongest first; the engine with the most marker hits wins.
 const ENGINE_MARKERS: &[(&str, Engine)] = &[
     ("ollama", Engine::Ollama),
+    // a report that names the engine in its prose
+    ("Ollama", Engine::Ollama),
     ("llama runner", Engine::Ollama),
     ("sglang", Engine::Sglang),
     ("mem-fraction-static", Engine::Sglang),
     ("mem_fraction_static", Engine::Sglang),
     ("text-generation-launcher", Engine::Tgi),
     ("text_generation_server", Engine::Tgi),
+    // the launcher's tracing target (router/launcher src/main.rs)
+    ("text_generation_launcher", Engine::Tgi),
     ("max-batch-prefill-tokens", Engine::Tgi),
     ("Warmup(", Engine::Tgi),
     ("vllm", Engine::Vllm),

@@ -18,18 +18,28 @@
 //!   diagnoses were not run until the final measurement. This is the cross-validated number.
 //! - holdout2: 6 more gathered after that measurement (with only a bug fix for long logs and
 //!   formatting changed in between), diagnosed once.
+//! - holdout3: `oom_gathered2.jsonl`, 59 reports gathered apart from the rules (by another
+//!   person, from other threads), scored once before any rule changed for it: 24/59.
+//!
+//! The first measurement of each holdout is the cross-validated number (docs/doctor.md). Once
+//! measured, a holdout's misses were read and rules written for the mechanisms they show, so
+//! the guards below only keep what is right now from regressing; they are not the held-out
+//! figures. A report gathered after this (a fourth holdout) must again be scored before any
+//! rule is changed for it.
 //!
 //! Run with `cargo test -p vramfit-doctor --test crossval -- --nocapture` for the matrices.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use vramfit_doctor::{diagnose, Cause, Diagnosis, Engine};
+use vramfit_doctor::fixes::{already_set, belongs};
+use vramfit_doctor::{diagnose, Cause};
 
 const DEV: &str = include_str!("fixtures/oom_dev.jsonl");
 const APART: &str = include_str!("fixtures/oom_apart.jsonl");
 const H2: &str = include_str!("fixtures/oom_h2.jsonl");
 const GATHERED: &str = include_str!("fixtures/oom_gathered.jsonl");
+const GATHERED2: &str = include_str!("fixtures/oom_gathered2.jsonl");
 
 /// One report with its established cause.
 struct Case {
@@ -88,6 +98,10 @@ fn holdout2_fold() -> Vec<Case> {
     cases(GATHERED, "gathered", Some("holdout2"))
 }
 
+fn holdout3_fold() -> Vec<Case> {
+    cases(GATHERED2, "gathered2", Some("holdout3"))
+}
+
 struct Scored {
     right: usize,
     total: usize,
@@ -101,7 +115,8 @@ fn score(label: &str, cases: &[Case], show_misses: bool) -> Scored {
     let mut right = 0;
     let mut misses = Vec::new();
     for c in cases {
-        let got = diagnose(&c.excerpt).cause;
+        let d = diagnose(&c.excerpt);
+        let got = d.cause;
         *m.entry((idx(c.expected), idx(got))).or_default() += 1;
         let e = per_class.entry(c.expected.as_str()).or_default();
         e.1 += 1;
@@ -116,6 +131,16 @@ fn score(label: &str, cases: &[Case], show_misses: bool) -> Scored {
                 c.expected.as_str(),
                 got.as_str()
             ));
+            // DOCTOR_SHOW_MISSES=1 prints why (for a person reading the misses)
+            if std::env::var_os("DOCTOR_SHOW_MISSES").is_some() {
+                misses.push(format!(
+                    "      engine {} ({:.2}): {} | {}",
+                    d.engine.as_str(),
+                    d.confidence,
+                    d.summary,
+                    d.evidence.join(" | ")
+                ));
+            }
         }
     }
     println!(
@@ -168,14 +193,21 @@ fn cross_validated_accuracy() {
     let seen = seen_fold();
     let held = holdout_fold();
     let s = score("seen (rules written looking at these)", &seen, true);
-    let h = score("holdout (diagnosed only for this measurement)", &held, true);
+    let h = score("holdout (first measured 6/18, since read)", &held, true);
     let held2 = holdout2_fold();
-    let h2 = score(
-        "holdout2 (gathered after the holdout's measurement)",
-        &held2,
+    let h2 = score("holdout2 (first measured 4/6, since read)", &held2, true);
+    let held3 = holdout3_fold();
+    let h3 = score(
+        "holdout3 (oom_gathered2; first measured 24/59, since read)",
+        &held3,
         true,
     );
-    let all: Vec<Case> = seen.into_iter().chain(held).chain(held2).collect();
+    let all: Vec<Case> = seen
+        .into_iter()
+        .chain(held)
+        .chain(held2)
+        .chain(held3)
+        .collect();
     let a = score("all reports with an established cause", &all, false);
     assert!(
         all.len() >= 100,
@@ -190,136 +222,37 @@ fn cross_validated_accuracy() {
             "seen class {class}: {r}/{n} below 70%"
         );
     }
-    // The holdout's first (clean) measurement was 6/18 (docs/doctor.md); this only guards
-    // against regressions. It is NOT the 90% bar, which the holdout does not meet.
+    // First (clean) measurements: holdout 6/18, holdout2 4/6, holdout3 24/59 (docs/doctor.md).
+    // The guards hold today's figures, reached after their misses were read.
     assert!(
-        h.right >= 6,
+        h.right >= 15,
         "holdout {}/{} fell below its first measurement",
         h.right,
         h.total
     );
-    // holdout2's first measurement was 4/6 (docs/doctor.md); likewise a regression guard only
     assert!(
-        h2.right >= 4,
+        h2.right >= 6,
         "holdout2 {}/{} fell below its first measurement",
         h2.right,
         h2.total
     );
     assert!(
-        a.right as f64 >= 0.8 * a.total as f64,
+        h3.right >= 47,
+        "holdout3 {}/{} fell below its first measurement",
+        h3.right,
+        h3.total
+    );
+    assert!(
+        a.right as f64 >= 0.85 * a.total as f64,
         "all: {}/{}",
         a.right,
         a.total
     );
-}
-
-/// The flags each engine reads (or environment variables it honours); a fix for a log of one
-/// engine must not name another engine's flag. Sources: vllm/engine/arg_utils.py,
-/// sglang/srt/server_args.py, llama.cpp common/arg.cpp, Ollama api/types.go Options and
-/// envconfig/config.go, text-generation-launcher --help, lmdeploy cli/utils.py.
-fn foreign_flag(engine: Engine, flag: &str) -> bool {
-    const VLLM_ONLY: &[&str] = &[
-        "--gpu-memory-utilization",
-        "--max-num-seqs",
-        "--max-num-batched-tokens",
-        "--max-model-len",
-        "--enforce-eager",
-        "--tensor-parallel-size",
-        "--kv-cache-dtype",
-        "--max-parallel-loading-workers",
-    ];
-    const SGLANG_ONLY: &[&str] = &[
-        "--mem-fraction-static",
-        "--max-running-requests",
-        "--cuda-graph-max-bs",
-        "--disable-cuda-graph",
-        "--chunked-prefill-size",
-        "--context-length",
-        "--tp-size",
-    ];
-    const LLAMA_ONLY: &[&str] = &[
-        "-ngl",
-        "-c",
-        "-ub",
-        "-b",
-        "-np",
-        "-fa",
-        "-ctk",
-        "-ctv",
-        "--tensor-split",
-    ];
-    const OLLAMA_ONLY: &[&str] = &[
-        "num_ctx",
-        "num_gpu",
-        "num_batch",
-        "OLLAMA_KV_CACHE_TYPE",
-        "OLLAMA_GPU_OVERHEAD",
-        "OLLAMA_FLASH_ATTENTION",
-        "OLLAMA_NUM_PARALLEL",
-        "OLLAMA_CONTEXT_LENGTH",
-    ];
-    const TGI_ONLY: &[&str] = &[
-        "--max-batch-prefill-tokens",
-        "--max-batch-total-tokens",
-        "--cuda-memory-fraction",
-        "--max-input-tokens",
-    ];
-    let owner = |list: &[&str]| list.contains(&flag);
-    match engine {
-        Engine::Vllm => {
-            owner(SGLANG_ONLY) || owner(LLAMA_ONLY) || owner(OLLAMA_ONLY) || owner(TGI_ONLY)
-        }
-        Engine::Sglang => {
-            (owner(VLLM_ONLY) && flag != "--kv-cache-dtype" && flag != "--enforce-eager")
-                || owner(LLAMA_ONLY)
-                || owner(OLLAMA_ONLY)
-                || owner(TGI_ONLY)
-        }
-        Engine::LlamaCpp => {
-            owner(VLLM_ONLY) || owner(SGLANG_ONLY) || owner(OLLAMA_ONLY) || owner(TGI_ONLY)
-        }
-        Engine::Ollama => {
-            owner(VLLM_ONLY) || owner(SGLANG_ONLY) || owner(LLAMA_ONLY) || owner(TGI_ONLY)
-        }
-        Engine::Tgi => {
-            owner(VLLM_ONLY) || owner(SGLANG_ONLY) || owner(LLAMA_ONLY) || owner(OLLAMA_ONLY)
-        }
-        _ => {
-            owner(VLLM_ONLY)
-                || owner(SGLANG_ONLY)
-                || owner(LLAMA_ONLY)
-                || owner(OLLAMA_ONLY)
-                || owner(TGI_ONLY)
-        }
-    }
-}
-
-/// A fix that sets a flag to the value the log already shows changes nothing.
-fn no_op(d: &Diagnosis, flag: &str, value: &str) -> bool {
-    let s = &d.settings;
-    let num = |v: Option<u64>| v.is_some_and(|v| value.parse::<u64>().ok() == Some(v));
-    let float = |v: Option<f64>| {
-        v.is_some_and(|v| {
-            value
-                .parse::<f64>()
-                .ok()
-                .is_some_and(|x| (x - v).abs() < 1e-9)
-        })
-    };
-    match flag {
-        "--gpu-memory-utilization" => float(s.gpu_memory_utilization),
-        "--mem-fraction-static" => float(s.mem_fraction_static),
-        "--max-model-len" | "--context-length" => num(s.max_model_len),
-        "--max-num-seqs" => num(s.max_num_seqs),
-        "--max-running-requests" => num(s.max_running_requests),
-        "--max-num-batched-tokens" => num(s.max_num_batched_tokens),
-        "--tensor-parallel-size" | "--tp-size" => num(s.tensor_parallel_size),
-        "-c" | "num_ctx" => num(s.n_ctx),
-        "-ub" => num(s.n_ubatch),
-        "-ngl" | "num_gpu" => s
-            .n_gpu_layers
-            .is_some_and(|n| value.parse::<i64>().ok() == Some(n)),
-        _ => false,
+    for (class, (r, n)) in &a.per_class {
+        assert!(
+            *r as f64 >= 0.7 * *n as f64,
+            "all reports, class {class}: {r}/{n} below 70%"
+        );
     }
 }
 
@@ -328,6 +261,7 @@ fn every_fix_is_the_engines_own_and_changes_something() {
     let mut all: Vec<Case> = seen_fold();
     all.extend(holdout_fold());
     all.extend(holdout2_fold());
+    all.extend(holdout3_fold());
     let mut fixes = 0;
     for c in &all {
         let d = diagnose(&c.excerpt);
@@ -336,8 +270,10 @@ fn every_fix_is_the_engines_own_and_changes_something() {
                 continue;
             }
             fixes += 1;
+            // the vocabulary and the settings comparison are fixes.rs's own (the one list
+            // `vet` filters with): this checks that every path through the rules is vetted
             assert!(
-                !foreign_flag(d.engine, &f.flag),
+                belongs(d.engine, &f.flag),
                 "{}: engine {} got another engine's flag {} {}",
                 c.id,
                 d.engine.as_str(),
@@ -345,7 +281,7 @@ fn every_fix_is_the_engines_own_and_changes_something() {
                 f.value
             );
             assert!(
-                !no_op(&d, &f.flag, &f.value),
+                !already_set(f, &d.settings),
                 "{}: fix {} {} is the value already set",
                 c.id,
                 f.flag,

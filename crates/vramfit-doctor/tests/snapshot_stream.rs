@@ -195,3 +195,67 @@ fn scaled_snapshot_matches_the_reference() {
     );
     assert!(a.report.totals.segments >= 3 * one.report.totals.segments);
 }
+
+/// A first-pass reader that stalls once, at `stall_at` bytes, so the pass on the other thread
+/// finishes while the second pass is anywhere in the file: the undecided memo entries then turn
+/// final mid-read, the window in which a "not seen yet" key must never be taken for "never
+/// fetched" (a race that dropped objects under load and failed with a pickle type error).
+struct Stalling<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    stall_at: usize,
+    stall: std::time::Duration,
+}
+
+impl std::io::Read for Stalling<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos == self.stall_at {
+            std::thread::sleep(self.stall);
+            self.stall_at = usize::MAX;
+        }
+        let end =
+            self.bytes
+                .len()
+                .min(self.pos + buf.len().min(4096))
+                .min(if self.stall_at > self.pos {
+                    self.stall_at
+                } else {
+                    usize::MAX
+                });
+        let n = end - self.pos;
+        buf[..n].copy_from_slice(&self.bytes[self.pos..end]);
+        self.pos = end;
+        Ok(n)
+    }
+}
+
+#[test]
+fn first_pass_finishing_mid_read_drops_nothing() {
+    let fixture = include_bytes!("fixtures/h100_leak_oom.pickle");
+    let mut inputs = vec![("h100_leak_oom".to_string(), fixture.to_vec())];
+    if let Some(p) = shared("kk_2.7b.pickle") {
+        inputs.push(("kk_2.7b".to_string(), std::fs::read(p).unwrap()));
+    }
+    for (name, bytes) in inputs {
+        let len = bytes.len() as u64;
+        let reference = analyze_seekable(Cursor::new(&bytes), len, None).unwrap();
+        for tenth in 0..10 {
+            for stall_ms in [0u64, 2, 20] {
+                let first = Stalling {
+                    bytes: &bytes,
+                    pos: 0,
+                    stall_at: bytes.len() * tenth / 10,
+                    stall: std::time::Duration::from_millis(stall_ms),
+                };
+                let got = analyze_parallel(first, &bytes[..], len, None).unwrap_or_else(|e| {
+                    panic!("{name}: first pass stalled at {tenth}/10 for {stall_ms} ms: {e}")
+                });
+                same_snapshot(
+                    &reference,
+                    &got,
+                    &format!("{name} stalled {tenth}/10 {stall_ms} ms"),
+                );
+            }
+        }
+    }
+}

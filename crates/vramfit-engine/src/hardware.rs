@@ -43,6 +43,15 @@ pub fn unified_pool(g: &Gpu) -> Option<u64> {
     if !g.unified {
         return None;
     }
+    // a configuration given with --gpu "M2 Max 32GB" is named with its memory
+    if let Some(gb) = g
+        .name
+        .strip_suffix("GB")
+        .and_then(|n| n.rsplit(' ').next())
+        .and_then(|n| n.parse::<u64>().ok())
+    {
+        return Some(gb * GIB);
+    }
     vramfit_model::catalog::find_gpu(&g.name)
         .ok()
         .filter(|c| c.unified_memory)

@@ -94,6 +94,50 @@ fn distinct_releases_are_distinct_entries() {
     let ds32 = find_model("deepseek-ai/DeepSeek-V3.2-Exp").unwrap();
     assert_eq!(ds32.model_type(), "deepseek_v32");
     assert_eq!(u(ds32, "kv_lora_rank"), Some(512));
+    // a known model type: read as V3's MLA with no "unknown model_type" warning
+    assert!(vramfit_model::hf_config::KNOWN_MODEL_TYPES.contains(&"deepseek_v32"));
+    let s = resolve("deepseek-ai/DeepSeek-V3.2-Exp", &offline())
+        .unwrap()
+        .spec;
+    let w = &s.provenance.warnings;
+    assert!(
+        w.iter().all(|w| !w.contains("is not one vramfit knows")),
+        "{w:?}"
+    );
+}
+
+/// An alias never changes the config: the FP8 Maverick repo is a quantized variant with its own
+/// quantization_config, the BF16 id has none.
+#[test]
+fn maverick_fp8_resolves_to_its_own_quantized_checkpoint() {
+    let fp8 = resolve(
+        "meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8",
+        &offline(),
+    )
+    .unwrap();
+    let q = fp8
+        .spec
+        .quant
+        .as_ref()
+        .expect("FP8 repo carries its quantization_config");
+    assert_eq!(q.bits, Some(8));
+    let bf16 = resolve("meta-llama/Llama-4-Maverick-17B-128E-Instruct", &offline()).unwrap();
+    assert!(bf16.spec.quant.is_none());
+    assert_eq!(fp8.spec.n_layer(), bf16.spec.n_layer());
+    // no catalog alias names a -FP8/-AWQ/-GPTQ checkpoint: those are variants with their own
+    // quantization_config (catalog/quantized.json)
+    for m in catalog::models() {
+        for a in &m.aliases {
+            let l = a.to_ascii_lowercase();
+            assert!(
+                !["-fp8", "-awq", "-gptq", "-int4", "-int8"]
+                    .iter()
+                    .any(|t| l.ends_with(t)),
+                "{a} (alias of {}) names a quantized checkpoint",
+                m.id
+            );
+        }
+    }
 }
 
 /// The case: the 2507 release resolves to its own config, 262144 tokens, not Qwen3-4B's.

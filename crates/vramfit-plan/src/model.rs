@@ -76,7 +76,13 @@ pub fn predicted_ggufs(r: &Resolved, qnames: &[String]) -> Result<Vec<WeightSet>
                     // (llama-quantize refuses most IQ types without one)
                     let imatrix = qname.to_ascii_uppercase().contains("IQ");
                     let mut w = quant::predict(set, &r.spec, p.ftype, imatrix);
-                    w.source = format!("predicted {} from {}", p.ftype.name(), r.source);
+                    let kept = experts_kept(&r.spec.id, &mut w);
+                    w.source = format!(
+                        "predicted {}{} from {}",
+                        p.ftype.name(),
+                        if kept { " with MXFP4 experts" } else { "" },
+                        r.source
+                    );
                     w
                 })
             })
@@ -85,6 +91,36 @@ pub fn predicted_ggufs(r: &Resolved, qnames: &[String]) -> Result<Vec<WeightSet>
             .map(|j| j.join().expect("a quant prediction thread panicked"))
             .collect()
     }))
+}
+
+/// Published GGUFs of a model whose experts ship in MXFP4 (gpt-oss) keep them MXFP4 whatever
+/// the tag: the tag quantizes the other tensors only (bartowski's and unsloth's gpt-oss repos,
+/// evidence in catalog/gguf_repos.json `experts`; unsloth's gpt-oss-120b files span 58.3 GB at
+/// Q2_K to 60.9 GB at F16). The stacked expert tensors (3-D) of the prediction become MXFP4;
+/// true when any did.
+fn experts_kept(id: &str, w: &mut WeightSet) -> bool {
+    use vramfit_model::catalog::{find_model, gguf_repos};
+    let Some(m) = find_model(id) else {
+        return false;
+    };
+    let mxfp4 = gguf_repos::repos_of(&m.id)
+        .iter()
+        .any(|r| r.experts.as_deref() == Some("MXFP4"));
+    if !mxfp4 {
+        return false;
+    }
+    let mut any = false;
+    for t in w.tensors.iter_mut() {
+        let stacked = t.dims.len() == 3 && t.dims[2] > 1;
+        if stacked && t.dtype != TensorDtype::Ggml(GgmlType::MXFP4) {
+            if let Some(b) = GgmlType::MXFP4.tensor_bytes(&t.dims) {
+                t.dtype = TensorDtype::Ggml(GgmlType::MXFP4);
+                t.bytes = b;
+                any = true;
+            }
+        }
+    }
+    any
 }
 
 /// A resolved model with the GGUFs to try.

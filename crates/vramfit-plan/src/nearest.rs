@@ -119,7 +119,7 @@ fn explain_llama(m: &Model, hw: &Hardware, req: &Request) -> String {
             "; nearest: llama.cpp {q} fits ({ctx} tokens, ~{tps:.0} tok/s): vramfit fit {} --engine llama.cpp --quants {q}",
             m.repo()
         ));
-        if m.gguf_quants(Some(&[q.clone()])).0.is_empty() && !m.gguf_file() {
+        if m.gguf_quants(Some(std::slice::from_ref(&q))).0.is_empty() && !m.gguf_file() {
             msg.push_str(" (no known GGUF repo publishes it: convert it with convert_hf_to_gguf.py and llama-quantize)");
         }
         return msg;

@@ -96,6 +96,27 @@ pub fn gpu_args(
     )
 }
 
+/// The `vramfit check` line that re-checks a printed command on the free memory it was
+/// planned for: `--gpu` the real totals, `--gpu-free` the planned free MiB ([`gpu_args`]).
+pub fn check_line(
+    real: &vramfit_engine::Hardware,
+    planned: &vramfit_engine::Hardware,
+    command: &str,
+) -> String {
+    let (gpu_arg, free_arg) = gpu_args(real, planned);
+    format!("vramfit check --gpu {gpu_arg} --gpu-free {free_arg} -- {command}")
+}
+
+/// The `PYTORCH_CUDA_ALLOC_CONF` setting of the PyTorch engines' plans (vLLM, SGLang), with
+/// the engine's own words on it.
+pub fn expandable_segments_setting(why: &str) -> Setting {
+    Setting {
+        knob: "PYTORCH_CUDA_ALLOC_CONF".into(),
+        value: "expandable_segments:True".into(),
+        why: why.into(),
+    }
+}
+
 /// `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, the environment of the PyTorch engines'
 /// plans (each planner says why it matters for its engine).
 pub fn expandable_segments_env() -> BTreeMap<String, String> {
@@ -204,8 +225,11 @@ impl Plan {
 /// The balanced default (`quality`): usable plans ([`Plan::usable`]: GPU-resident at a usable
 /// context and quality) beat every other; among them the quality tier of weights and KV cache
 /// ([`crate::quality`], measured KL divergence) first, then context × concurrency, then speed,
-/// then the measured loss itself. Then offload plans fast enough to read, best quality first,
-/// and last the rest, fastest first. `context`, `concurrency` and `speed` put their own measure
+/// then the measured loss itself. Then offload plans fast enough to read: those that reach the
+/// usable context first (an offload plan is chosen to run the model at all, and a 13k-token
+/// vLLM `--cpu-offload-gb` plan at 11 tok/s is no answer where a partial llama.cpp offload
+/// gives 40k at 40 tok/s), then best quality, then the fastest; and last the rest, fastest
+/// first. `context`, `concurrency` and `speed` put their own measure
 /// first and quality's order after it.
 pub fn rank(plans: &mut [Plan], goal: Goal, u: &Usable) {
     let quality = |a: &Plan, b: &Plan| {
@@ -229,6 +253,17 @@ pub fn rank(plans: &mut [Plan], goal: Goal, u: &Usable) {
     let slow = |p: &Plan| p.est_tokens_per_s < USABLE_TOKENS_PER_S;
     plans.sort_by(|a, b| match goal {
         Goal::Quality => class(a).cmp(&class(b)).then_with(|| match class(a) {
+            1 | 2 => {
+                // offload plans: those reaching the usable context, then the quality tier,
+                // then speed before context (a few more tokens of context bought with layers
+                // moved off the GPU are not worth the speed)
+                let short = |p: &Plan| p.max_model_len < u.context;
+                short(a)
+                    .cmp(&short(b))
+                    .then(a.quality.cmp(&b.quality))
+                    .then(cmp_f(b.est_tokens_per_s, a.est_tokens_per_s))
+                    .then(quality(a, b))
+            }
             3 => cmp_f(b.est_tokens_per_s, a.est_tokens_per_s).then(quality(a, b)),
             _ => quality(a, b),
         }),

@@ -292,17 +292,29 @@ impl Forecast {
     }
 }
 
+/// How long a climb must have lasted before it gets a time to OOM: as long as a leak must
+/// (the leak detector's `leak_min_span_s`, 30 s by default, less half a 1 Hz sample; the
+/// monitor passes its configured one through [`forecast_after`]). A burst of
+/// requests climbs too (KV and activations grow with the tokens generated) and ends with the
+/// requests; the bursts of a loaded server last seconds to tens of seconds, a leak keeps going.
+pub const FORECAST_MIN_SPAN_S: f64 = 29.5;
+
 /// A forecast from a fit; only a significant climb gives a time: R² >= 0.6, slope above two
-/// standard errors, 20 s of data, and growth over the fit of at least 0.5% of the GPU (a batch
-/// breathing by a few tens of MiB is not a trend toward OOM).
+/// standard errors, [`FORECAST_MIN_SPAN_S`] of climbing, and growth over the fit of at least
+/// 0.5% of the GPU (a batch breathing by a few tens of MiB is not a trend toward OOM).
 pub fn forecast(gpu: u32, fit: Option<&LinearFit>, total: u64) -> Forecast {
+    forecast_after(gpu, fit, total, FORECAST_MIN_SPAN_S)
+}
+
+/// [`forecast`] with the climb's minimum span given (`leak_min_span_s` − 0.5 s).
+pub fn forecast_after(gpu: u32, fit: Option<&LinearFit>, total: u64, min_span_s: f64) -> Forecast {
     let Some(f) = fit else {
         return Forecast::none(gpu);
     };
     let significant = f.slope > 0.0
         && f.slope > 2.0 * f.slope_se
         && f.r2 >= 0.6
-        && f.span_s >= 19.0
+        && f.span_s >= min_span_s
         && f.slope * f.span_s >= 0.005 * total as f64;
     if !significant {
         return Forecast {

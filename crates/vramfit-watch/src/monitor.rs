@@ -110,7 +110,12 @@ impl Monitor {
                         .map(|c| (g.gpu, c)),
                 );
             }
-            w.forecast = forecast::forecast(g.gpu, w.series.trend().as_ref(), g.total_bytes);
+            w.forecast = forecast::forecast_after(
+                g.gpu,
+                w.series.trend().as_ref(),
+                g.total_bytes,
+                self.cfg.leak_min_span_s - 0.5,
+            );
             forecasts.push(w.forecast.clone());
             gpus.push(status(g));
         }

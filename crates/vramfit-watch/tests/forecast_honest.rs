@@ -185,3 +185,75 @@ fn committed_traces_leak_within_20_percent_and_none_on_flat() {
         fc.len()
     );
 }
+
+#[test]
+fn bursts_of_requests_give_no_forecast() {
+    // the committed spike trace: a transformers server whose KV and activations climb for 25 s
+    // with each of two bursts of 24 requests, then drop back
+    for name in ["spike.jsonl", "new_process.jsonl"] {
+        let tr = committed(name);
+        let (fc, leak) = replay(tr.iter().map(|p| (p.0, p.1)), tr[0].2);
+        assert!(
+            fc.is_empty(),
+            "{name}: {} forecasts during bursts, first {:?}",
+            fc.len(),
+            fc.first()
+        );
+        assert_eq!(leak, None, "{name}");
+    }
+    // synthetic bursts: a step as requests arrive, then a straight climb while they generate
+    // (MiB/s), for up to 25 s, then back to the base; repeated every 90 s, on 24 and 80 GiB
+    for (total_gib, step_gib, rate_mib, len_s, seed) in [
+        (24.0, 2.4, 48.0, 25.0, 11u64),
+        (24.0, 0.5, 120.0, 20.0, 12),
+        (24.0, 0.0, 60.0, 25.0, 13),
+        (80.0, 6.0, 300.0, 15.0, 14),
+        (80.0, 1.0, 150.0, 25.0, 15),
+    ] {
+        let total = (total_gib * GIB) as u64;
+        let base = 0.6 * total as f64;
+        let mut n = Noise(seed);
+        let series = (0..600).map(|i| {
+            let t = i as f64;
+            let into = (t - 100.0).rem_euclid(90.0);
+            let extra = if t >= 100.0 && into < len_s {
+                step_gib * GIB + rate_mib * (1u64 << 20) as f64 * into
+            } else {
+                0.0
+            };
+            (t, base + extra + 6.0 * (1u64 << 20) as f64 * n.next())
+        });
+        let (fc, leak) = replay(series, total);
+        assert!(
+            fc.is_empty(),
+            "{total_gib} GiB, {rate_mib} MiB/s for {len_s}s: {} forecasts, first {:?}",
+            fc.len(),
+            fc.first()
+        );
+        assert_eq!(leak, None);
+    }
+}
+
+#[test]
+fn h100_real_leak_forecast_at_the_first_alert_within_20_percent() {
+    // a real H100 trace (crates/vramfit/tests/watch_h100.rs replays it through the CLI): the
+    // OOM is the first sample with under 256 MiB free
+    let tr = committed("h100_real_leak.jsonl");
+    let total = tr[0].2;
+    let free = |p: &(f64, f64, u64)| 85_017_493_504f64 - p.1;
+    let oom_t = tr
+        .iter()
+        .find(|p| free(p) < (256u64 << 20) as f64)
+        .unwrap()
+        .0;
+    let (fc, t_leak) = replay(tr.iter().map(|p| (p.0, p.1)), total);
+    let t_leak = t_leak.expect("leak alert");
+    let (t0, tto, lo, hi) = fc[0];
+    // the first forecast comes with the leak alert, not before
+    assert_eq!(t0, t_leak);
+    let truth = oom_t - t_leak;
+    let err = (tto - truth) / truth;
+    println!("h100_real_leak.jsonl: alert at {t_leak:.1}s, forecast {tto:.0}s ({lo:?}..{hi:?}), truth {truth:.0}s, {:+.1}%", err * 100.0);
+    assert!(err.abs() <= 0.20, "{err}");
+    assert!(lo.is_some_and(|l| l <= truth * 1.2) && hi.is_none_or(|h| h >= truth * 0.8));
+}

@@ -59,7 +59,8 @@ proptest! {
     }
 
     #[test]
-    fn exact_climb_forecast_is_exact(start in 1u64..(20u64 << 30), rate in (64u64 << 20)..(512u64 << 20), n in 20usize..120) {
+    fn exact_climb_forecast_is_exact(start in 1u64..(20u64 << 30), rate in (64u64 << 20)..(512u64 << 20), n in 31usize..120) {
+        // at least FORECAST_MIN_SPAN_S (29.5 s) of climbing, one point a second
         let total = 80u64 << 30;
         prop_assume!(start + rate * n as u64 <= total);
         let f = fit_line((0..n).map(|i| (i as f64, (start + rate * i as u64) as f64))).unwrap();

@@ -106,11 +106,69 @@ fn parse_one(entry: &str) -> Result<Vec<Gpu>, CliError> {
             compute_capability: None,
             unified: false,
         }
+    } else if let Some(g) = unified_with_size(rest)? {
+        g
     } else {
         let g = find_gpu(rest).map_err(|e| CliError::input(format!("--gpu: {e}")))?;
         Gpu::from_catalog(g)
     };
     Ok(vec![gpu; count])
+}
+
+/// `M2 Max 32GB`, `Apple M4 Pro 48 GB`, `Strix Halo 64GB`: a unified-memory machine with its
+/// memory configuration (the catalog entry holds the largest one). Macs are sold in binary
+/// sizes, so `32GB` is 32 GiB. None when the text does not end in a size or names no
+/// unified-memory machine.
+fn unified_with_size(text: &str) -> Result<Option<Gpu>, CliError> {
+    let t = text.trim();
+    let digits_at = t
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let (name, size) = t.split_at(digits_at);
+    let (name, size) = if size.chars().all(|c| c.is_ascii_alphabetic()) {
+        // "M2 Max 32 GB": the number is the word before the unit
+        let n = name.trim_end();
+        match n.rfind(' ') {
+            Some(i) => (&n[..i], format!("{}{size}", &n[i + 1..])),
+            None => return Ok(None),
+        }
+    } else {
+        (name, size.to_string())
+    };
+    let lower = size.to_ascii_lowercase();
+    let Some(num) = ["gib", "gb", "g"]
+        .iter()
+        .find_map(|u| lower.strip_suffix(u))
+        .and_then(|n| n.parse::<f64>().ok())
+        .filter(|n| *n >= 1.0 && *n <= 4096.0)
+    else {
+        return Ok(None);
+    };
+    let Ok(cat) = find_gpu(name.trim()) else {
+        return Ok(None);
+    };
+    if !cat.unified_memory {
+        return Ok(None);
+    }
+    let most = cat.memory_marketing_gb;
+    if num > most + 0.5 {
+        return Err(CliError::input(format!(
+            "--gpu '{t}': {} comes with at most {most} GB: give the machine's memory (e.g. \"{} {most}GB\")",
+            cat.name,
+            name.trim(),
+        )));
+    }
+    if num > most - 0.5 {
+        // the catalog's own configuration (its measured total where it has one)
+        return Ok(Some(Gpu::from_catalog(cat)));
+    }
+    let bytes = (num * (1u64 << 30) as f64) as u64;
+    let mut c = cat.clone();
+    c.memory_bytes = bytes;
+    let mut g = Gpu::from_catalog(&c);
+    g.name = format!("{} {}GB", cat.name, bytes >> 30);
+    Ok(Some(g))
 }
 
 /// Parse `--gpu` and apply `--gpu-free`.
@@ -183,6 +241,29 @@ mod tests {
         assert!(hardware(Some("RTX 9999 Super Ultra"), None).is_err());
         assert!(hardware(None, None).unwrap_err().message.contains("--gpu"));
         assert!(hardware(Some("2x 4090"), Some("1G,2G,3G")).is_err());
+    }
+
+    #[test]
+    fn unified_machines_take_their_memory_configuration() {
+        const GIB: u64 = 1 << 30;
+        // a 32 GB M2 Max: the GPU may wire two thirds of it (≤ 32 GiB: 2/3)
+        let m = &hardware(Some("M2 Max 32GB"), None).unwrap().gpus[0];
+        assert_eq!(m.name, "Apple M2 Max 32GB");
+        assert!(m.unified);
+        assert_eq!(m.total_bytes, 32 * GIB / 3 * 2);
+        assert_eq!(vramfit_engine::hardware::unified_pool(m), Some(32 * GIB));
+        let spaced = &hardware(Some("Apple M4 Pro 48 GB"), None).unwrap().gpus[0];
+        assert_eq!(spaced.total_bytes, 48 * GIB / 4 * 3);
+        // the catalog's own (largest) configuration keeps its total
+        let full = hardware(Some("DGX Spark 128GB"), None).unwrap();
+        assert_eq!(
+            full.gpus[0].total_bytes,
+            hardware(Some("DGX Spark"), None).unwrap().gpus[0].total_bytes
+        );
+        let e = hardware(Some("M2 Max 256GB"), None).unwrap_err().message;
+        assert!(e.contains("at most 96 GB"), "{e}");
+        // a discrete card with a size is left to the catalog's matching
+        assert!(hardware(Some("RTX 4090 24GB"), None).is_ok_and(|h| !h.gpus[0].unified));
     }
 }
 

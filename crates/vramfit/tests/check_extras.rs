@@ -83,14 +83,25 @@ fn llamacpp_draft_model_brings_its_own_context() {
     let used = |j: &Value| j["devices"][0]["used_bytes"].as_u64().unwrap();
     let added = used(&draft) - used(&plain);
     let kv = 32768u64 * 114_688;
+    // the draft context's compute buffer: f32 logits of a 512-token ubatch over 151,936 tokens
+    // (311 MB), the hidden state twice and the f16 KQ mask of its 32768 cells
+    let compute = 151_936 * 512 * 4 + 2 * 1024 * 512 * 4 + 32768 * 512 * 2;
     assert!(
-        added > kv + 500_000_000 && added < kv + 800_000_000,
+        added > kv + compute + 500_000_000 && added < kv + compute + 800_000_000,
         "{added} {err}"
     );
-    // -cd 4096 shrinks the draft's KV eightfold
+    assert!(
+        notes(&draft).contains("MiB compute buffer"),
+        "{}",
+        notes(&draft)
+    );
+    // -cd 4096 shrinks the draft's KV eightfold, and its mask with it
     args.extend_from_slice(&["-cd", "4096"]);
     let (_, small, _) = check(&args);
-    assert_eq!(used(&draft) - used(&small), kv - 4096 * 114_688);
+    assert_eq!(
+        used(&draft) - used(&small),
+        kv - 4096 * 114_688 + (32768 - 4096) * 512 * 2
+    );
 }
 
 fn fixtures() -> Option<(PathBuf, Value)> {
@@ -217,4 +228,80 @@ fn a_draft_model_shares_the_pool() {
         "{}",
         notes(&sg)
     );
+}
+
+/// llama.cpp's projector warm-up (tools/mtmd/clip.cpp warmup): one 896 x 896 image through a
+/// SigLIP encoder of 1152 wide, 4304 FFN, 16 heads, patch 14 (gemma-3's projector header):
+/// 4096 patches x (4304 + 3 x 1152) f32 with flash attention; without it the 16 heads' f32
+/// scores over 4096 x 4096 patches are added (1 GiB).
+#[test]
+fn the_projector_warmup_compute_is_counted() {
+    let Some((dir, sizes)) = fixtures() else {
+        return;
+    };
+    let mmproj = dir.join("mmproj-siglip.gguf");
+    let base = [
+        "--json",
+        "--gpu",
+        "RTX 4090",
+        "--",
+        "llama-server",
+        "-hf",
+        "unsloth/Qwen3-8B-GGUF:Q4_K_M",
+        "-c",
+        "8192",
+        "-ngl",
+        "99",
+    ];
+    let (_, plain, _) = check(&base);
+    let mut args = base.to_vec();
+    args.extend_from_slice(&["--mmproj", mmproj.to_str().unwrap()]);
+    let (rc, with, err) = check(&args);
+    assert_eq!(rc, 0, "{err}");
+    let w = |j: &Value| j["devices"][0]["weights_bytes"].as_u64().unwrap();
+    let warm = 4 * 4096 * (4304 + 3 * 1152);
+    assert_eq!(
+        w(&with) - w(&plain),
+        sizes["mmproj-siglip.gguf"].as_u64().unwrap() + warm
+    );
+    let n = notes(&with);
+    assert!(
+        n.contains("warm-up compute (896 x 896 image, flash attention on)"),
+        "{n}"
+    );
+    assert!(!n.contains("warmup compute buffer"), "{n}");
+    args.extend_from_slice(&["-fa", "off"]);
+    let (_, off, _) = check(&args);
+    assert_eq!(w(&off) - w(&with), 4 * 16 * 4096 * 4096);
+}
+
+/// ggml-org/llama.cpp#21489: with `--fit` on, llama-server keeps the projector's memory (its
+/// tensors and warm-up compute) free on the first GPU, so a multimodal model that --fit places
+/// still starts; a build before it fits the model alone and the projector comes on top.
+#[test]
+fn fit_leaves_room_for_the_projector_from_its_build() {
+    let args = |v: &'static str| {
+        vec![
+            "--json",
+            "--gpu",
+            "RTX 3060",
+            "--engine-version",
+            v,
+            "--",
+            "llama-server",
+            "-hf",
+            "unsloth/gemma-3-27b-it-GGUF:Q4_K_M",
+        ]
+    };
+    let (rc, new, err) = check(&args("b9500"));
+    assert_eq!(rc, 0, "{err} {new}");
+    let n = notes(&new);
+    assert!(n.contains("for the vision projector"), "{n}");
+    let d = &new["devices"][0];
+    assert!(d["used_bytes"].as_u64() <= d["free_bytes"].as_u64(), "{d}");
+    // before #21489 the fitted model leaves only --fit-target's 1 GiB for a ~0.9 GiB projector
+    let (_, old, _) = check(&args("b9000"));
+    assert!(!notes(&old).contains("for the vision projector"));
+    let used = |j: &Value| j["devices"][0]["used_bytes"].as_u64().unwrap();
+    assert!(used(&old) > used(&new), "the newer build keeps more free");
 }

@@ -81,3 +81,40 @@ fn an_unknown_model_is_one_line_with_did_you_mean() {
         "{err}"
     );
 }
+
+/// Issue 11: the `-FP8` Maverick repo is its own checkpoint (routed experts in FP8), not an alias
+/// of the BF16 one. vLLM loads it at 48.8682 GiB per rank on 8 GPUs (vllm-project/vllm#16152,
+/// "Model loading took 48.8682 GiB"); the BF16 checkpoint is about twice that and needs more
+/// than 8x H100.
+#[test]
+fn maverick_fp8_is_its_own_checkpoint_and_loads_as_vllm_measured() {
+    let run = |model: &str| {
+        check(&[
+            "--json",
+            "--gpu",
+            "8x H100",
+            "--",
+            "vllm",
+            "serve",
+            model,
+            "-tp",
+            "8",
+            "--max-model-len",
+            "8192",
+        ])
+    };
+    let (rc, j, err) = run("meta-llama/Llama-4-Maverick-17B-128E-Instruct-FP8");
+    assert_eq!(rc, 0, "{err} {j}");
+    let w = j["devices"][0]["weights_bytes"].as_f64().unwrap() / (1u64 << 30) as f64;
+    assert!(
+        (w - 48.8682).abs() / 48.8682 < 0.03,
+        "{w:.2} GiB per rank vs 48.87 measured"
+    );
+    let (rc, j, err) = run("meta-llama/Llama-4-Maverick-17B-128E-Instruct");
+    assert_eq!(rc, 1, "{err} {j}");
+    let bf16 = j["devices"][0]["weights_bytes"].as_f64().unwrap() / (1u64 << 30) as f64;
+    assert!(
+        bf16 > 1.8 * w,
+        "BF16 {bf16:.2} GiB vs FP8 {w:.2} GiB per rank"
+    );
+}

@@ -69,11 +69,7 @@ fn fit_json_has_the_documented_keys() {
                 }
             }
             "sglang" => {
-                for f in [
-                    "--context-length ",
-                    "--mem-fraction-static ",
-                    "--max-running-requests ",
-                ] {
+                for f in ["--context-length ", "--mem-fraction-static "] {
                     assert!(cmd.contains(f), "{cmd} does not pin {f}");
                 }
             }

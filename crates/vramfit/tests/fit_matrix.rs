@@ -38,7 +38,7 @@ fn verify(p: &Plan, hw: &Hardware, n_ctx_train: u64, what: &str) {
             let np = p.concurrency;
             let c = p.max_context;
             assert!(
-                c % 256 == 0 && c >= p.max_model_len,
+                c.is_multiple_of(256) && c >= p.max_model_len,
                 "{what}: max_context {c}"
             );
             assert!(

@@ -44,7 +44,6 @@ fn verify(p: &Plan, given: &Hardware, n_ctx_train: u64, what: &str) {
         "--model-path",
         "--context-length",
         "--mem-fraction-static",
-        "--max-running-requests",
         "--chunked-prefill-size",
         "--cuda-graph-max-bs",
         "--kv-cache-dtype",
@@ -173,8 +172,12 @@ fn emitted_commands_pass_check_and_boundaries_are_exact() {
                             if let Some(c) = req.context {
                                 assert_eq!(p.max_model_len, c, "{what}");
                             }
+                            // SGLang keeps its own request limit unless a concurrency is asked
+                            let pinned = p.argv.iter().any(|a| a == "--max-running-requests");
+                            assert_eq!(pinned, req.concurrency.is_some(), "{what}: {}", p.command);
                             if let Some(n) = req.concurrency {
                                 assert_eq!(p.concurrency, n, "{what}");
+                                assert!(with_flag(&p.argv, "--max-running-requests", n) == p.argv);
                             }
                             seen_tp4 |= p.split == "tensor parallel 4";
                             seen_fp8_kv |= p.command.contains("--kv-cache-dtype fp8_e4m3");

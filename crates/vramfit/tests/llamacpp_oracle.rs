@@ -52,12 +52,14 @@ fn check_gpu_none_matches_real_llama_server() {
         eprintln!("SKIP llamacpp_oracle: cannot write the GGUF models (pip install gguf numpy)");
         return;
     };
-    let build = live::build_number(&server);
+    let (build, how) = live::identify(&server);
     eprintln!(
-        "llama-server {} ({})",
+        "llama-server {} ({how}; {})",
         build.as_deref().unwrap_or("build ?"),
         live::build_info(&server).replace('\n', " ")
     );
+    // the build must be named: by its number, or by its commit when it prints none
+    assert!(build.is_some(), "llama-server build not identified: {how}");
     let flag_sets: &[&[&str]] = &[
         &["-c", "4096", "-np", "1", "-fa", "off"],
         &["-c", "4096", "-np", "1", "-fa", "on"],
@@ -69,6 +71,23 @@ fn check_gpu_none_matches_real_llama_server() {
         ],
         &["-c", "4096", "-fa", "auto", "-ub", "256", "-b", "1024"],
         &["-c", "4096", "-np", "1", "-fa", "on", "--swa-full"],
+        // 4-bit KV (a V cache in q4_0 needs flash attention), and K alone quantized
+        &[
+            "-c", "8192", "-np", "4", "-fa", "on", "-ctk", "q4_0", "-ctv", "q4_0",
+        ],
+        &["-c", "4096", "-np", "1", "-fa", "on", "-ctk", "q4_0"],
+        // the full-size SWA cache across several slots, with a larger micro-batch
+        &[
+            "-c",
+            "8192",
+            "-np",
+            "2",
+            "-fa",
+            "on",
+            "--swa-full",
+            "-ub",
+            "1024",
+        ],
     ];
     let dir = tempfile::tempdir().unwrap();
     let mut failures = Vec::new();

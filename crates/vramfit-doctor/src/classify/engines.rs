@@ -12,6 +12,14 @@ pub(crate) fn activation(ctx: &Context, summary: String) -> Finding {
     let mut f = Finding::new(Cause::ActivationPeak, 0.7, summary);
     match ctx.engine {
         Engine::LlamaCpp | Engine::Ollama => llama::llama_compute_fixes(ctx, f),
+        // text-generation-launcher: the warm-up prefill holds max_batch_prefill_tokens tokens
+        Engine::Tgi => f.fix(Fix::flag(
+            "--max-batch-prefill-tokens",
+            ctx.settings
+                .max_batch_prefill_tokens
+                .map_or(2048, |t| pow2_floor(t / 2)),
+            "a smaller warm-up prefill bounds the activation peak (keep --max-input-tokens below it)",
+        )),
         _ => {
             let b = ctx.settings.max_num_batched_tokens;
             f = match b {
@@ -349,7 +357,35 @@ pub(crate) fn not_oom(kind: NotOomKind) -> Finding {
         NotOomKind::AddressSpace => ("A reservation of virtual address space failed (CUDA VMM pool or memory pool), which the driver reports as out of memory while device memory is free: common under Windows WDDM/WSL.", Fix::flag("GGML_CUDA_NO_VMM", "ON", "llama.cpp: build without the VMM pool (cmake -DGGML_CUDA_NO_VMM=ON); other stacks: raise the Windows page file / avoid creating many memory pools")),
         NotOomKind::BufferLimit => ("One buffer was larger than the graphics API allows in a single allocation (Vulkan maxMemoryAllocationSize, Metal maxBufferLength, Level Zero's 4 GB): a per-buffer limit, not a lack of memory.", Fix::action("make the largest buffer smaller: a smaller -ub/-b micro-batch or context for compute buffers, split weights (llama.cpp does per-buffer splitting in newer builds), or another backend (CUDA/ROCm)")),
         NotOomKind::GgmlContextPool => ("ggml's fixed-size context pool for tensor metadata overflowed: a llama.cpp bug in the build in use, not GPU memory.", Fix::action("update llama.cpp (or llama-cpp-python) to a release with the fix")),
+        NotOomKind::PinnedFallback => ("ggml could not get pinned (page-locked) host memory and fell back to ordinary memory: a warning about upload speed, not the failure.", Fix::action("look for the error after this warning; pinned memory is limited by the driver (and by WSL)")),
         NotOomKind::ProfilingAssertEqual => ("vLLM's profiling assertion fired with identical free memory before and after: a vLLM bug (fixed by PR #33358), not another process and not a lack of memory.", Fix::action("upgrade vLLM to a release with PR #33358")),
     };
     Finding::new(Cause::NotOom, 0.75, summary).fix(fix)
+}
+
+/// SGLang's static pool takes mem_fraction_static x total for weights and KV (sglang/srt/
+/// server_args.py, --mem-fraction-static: "the fraction of the memory used for static
+/// allocation (model weights and KV cache memory pool). Use a smaller value if you see
+/// out-of-memory errors"); activations, CUDA graphs, NCCL and the context must fit in the
+/// rest. When the process already holds its whole pool and the request does not fit in what is
+/// left, the fraction left too little outside the pool: lower it by what was missing. The 0.9
+/// floor (under 10% of the GPU outside the pool) is above the default SGLang computes per GPU
+/// and model (0.828 for Qwen3-32B on an H100, sglang#29092); it was written from one report
+/// (srt-slurm-172) and is not yet judged on a report it was not written from.
+pub(crate) fn sglang_static_share(ctx: &Context, t: &TorchOom, head: &str) -> Option<Finding> {
+    let m = ctx.settings.mem_fraction_static?;
+    let (q, total, free) = (t.requested?, t.total?, t.free?);
+    let mine = t.this_process.unwrap_or(total.saturating_sub(free));
+    if ctx.engine != Engine::Sglang || m < 0.9 || q <= free || (mine as f64) < m * total as f64 {
+        return None;
+    }
+    let outside = ((1.0 - m) * total as f64) as u64;
+    let missing = (q - free) as f64 / total as f64;
+    let next = m - ((missing * 100.0).ceil() + 1.0) / 100.0;
+    Some(
+        Finding::new(Cause::OtherProcesses, 0.6, format!("{head}: SGLang's static pool takes mem_fraction_static {m:.2} of the GPU, leaving {} outside it for activations, CUDA graphs and communication buffers, and that share ran out (the fraction is set too high for this workload).", fmt_bytes(outside)))
+            .fact(format!("this process {} >= mem_fraction_static {m:.2} x total {}", fmt_bytes(mine), fmt_bytes(total)))
+            .fact(format!("requested {} > free {}: {} missing", fmt_bytes(q), fmt_bytes(free), fmt_bytes(q - free)))
+            .fix(Fix::flag("--mem-fraction-static", format!("{next:.2}"), format!("{m:.2} minus the missing {:.1}% of the GPU and a 1% margin", missing * 100.0))),
+    )
 }

@@ -314,3 +314,96 @@ pub(crate) fn ollama_layout(ctx: &Context, num_gpu: u64) -> Finding {
     }
     f.fix(Fix::action(format!("or remove the num_gpu {num_gpu} override (Modelfile PARAMETER num_gpu / API option) so Ollama offloads only the layers that fit")))
 }
+
+/// llama.cpp's server found no free KV cells for a batch (tools/server/server.cpp
+/// update_slots: `failed to find free space in the KV cache`): the context it was started with
+/// (shared by its slots) is full. The device did not run out; the configured cache did.
+pub(crate) fn kv_cells_full(ctx: &Context) -> Finding {
+    let s = ctx.settings;
+    let f = Finding::new(Cause::KvCache, 0.8, "llama.cpp's server found no free space in its KV cache: the context it was started with (-c, shared by the -np slots) is full of the conversations in flight.")
+        .fact("the server retried with smaller batches and still found no free KV cells");
+    let f = match s.n_ctx {
+        Some(n) => f.fix(Fix::flag("-c", n * 2, format!("twice the {n}-token context (the KV cache grows with it; check it still fits the device)"))),
+        None => f.fix(Fix::action("start the server with a larger context (-c) or fewer parallel slots (-np)")),
+    };
+    in_engine_words(
+        ctx,
+        f.fix(Fix::action(
+            "shorten conversations (the server keeps each slot's history in the cache)",
+        )),
+    )
+}
+
+/// A Metal OOM in llama.cpp (unified memory): Metal lets a process keep at most its
+/// recommended working set resident (ggml-metal prints `recommendedMaxWorkingSetSize` and a
+/// running `(used / limit)` total per buffer). llama.cpp allocates the weights first, then the
+/// KV cache (n_ctx) and the compute buffers (n_ubatch): if the weights alone exceed the working
+/// set they are the cause, otherwise what filled the rest is the context's KV cache, which is
+/// the term that reaches gigabytes (the compute buffer is a few hundred MiB at the default
+/// micro-batch).
+pub(crate) fn metal(ctx: &Context) -> Finding {
+    let limit = ctx.find(|e| match e {
+        LogEvent::MetalWorkingSet { limit, .. } => *limit,
+        _ => None,
+    });
+    let weights: u64 = {
+        let mut seen = Vec::new();
+        for l in ctx.events.iter() {
+            if let LogEvent::LlamaBuffer {
+                kind: BufferKind::Model,
+                bytes,
+                ..
+            } = &l.event
+            {
+                seen.push(*bytes);
+            }
+        }
+        seen.iter().sum()
+    };
+    let head = "Metal could not keep this llama.cpp process's buffers resident";
+    let f = match limit {
+        Some(l) if weights > 0 && weights >= l => {
+            let f = Finding::new(
+                Cause::WeightsDoNotFit,
+                0.7,
+                format!(
+                    "{head}: the weights alone ({}) exceed Metal's recommended working set ({}).",
+                    fmt_bytes(weights),
+                    fmt_bytes(l)
+                ),
+            )
+            .fact(format!(
+                "weights {} >= working set {}",
+                fmt_bytes(weights),
+                fmt_bytes(l)
+            ));
+            let f = match ctx.settings.n_gpu_layers.filter(|n| *n > 1 && *n < 999) {
+                Some(n) => f.fix(Fix::flag(
+                    "-ngl",
+                    n / 2,
+                    format!("half of the {n} GPU layers"),
+                )),
+                None => f.fix(Fix::action(
+                    "offload fewer layers (-ngl) so part of the model runs on the CPU",
+                )),
+            };
+            f.fix(Fix::action("use a smaller quant"))
+        }
+        _ => {
+            let mut f = Finding::new(Cause::KvCache, 0.5, format!("{head} once the context was allocated: the weights fit the working set, and the KV cache of the context (n_ctx) is the allocation large enough to fill the rest."));
+            if let (Some(l), true) = (limit, weights > 0) {
+                f = f.fact(format!(
+                    "weights {} of a {} working set",
+                    fmt_bytes(weights),
+                    fmt_bytes(l)
+                ));
+            }
+            match ctx.settings.n_ctx.filter(|n| *n > 2048) {
+                Some(n) => f.fix(Fix::flag("-c", pow2_floor(n / 2), format!("half of the {n}-token context; the KV cache scales with it"))),
+                None => f.fix(Fix::action("set a smaller context (-c); the default may be the model's full training context")),
+            }
+            .fix(Fix::flag("-ctk", "q8_0", "halves the K cache (with -fa, -ctv q8_0 halves the V cache too)"))
+        }
+    };
+    in_engine_words(ctx, f)
+}

@@ -9,6 +9,7 @@
 
 mod engines;
 mod llama;
+mod prose;
 mod torch;
 mod vllm;
 
@@ -195,7 +196,7 @@ fn tier(e: &LogEvent) -> u8 {
     match e {
         // a lookalike that explains the OOM text outranks every OOM line it explains
         LogEvent::NotOom(k) if k.explains_oom() => 3,
-        LogEvent::NotOom(_) | LogEvent::OomDescribed => 0,
+        LogEvent::NotOom(_) | LogEvent::OomDescribed | LogEvent::Described(_) => 0,
         e if e.is_generic() => 1,
         _ => 2,
     }
@@ -240,6 +241,8 @@ fn engine_of(detected: Engine, events: &[Located]) -> Engine {
             | VllmAvailableKv { .. }
             | VllmConcurrency { .. }
             | VllmWeightsLoaded { .. }
+            | VllmInitialUsage { .. }
+            | VllmGraphEstimate { .. }
             | WeightsTooLarge => Engine::Vllm,
             SglangNotEnoughMemory | SglangReqSlots | SglangCaptureFailed { .. } => Engine::Sglang,
             TgiPrefillTooLarge { .. } | TgiTotalTokensTooLarge { .. } => Engine::Tgi,
@@ -249,7 +252,8 @@ fn engine_of(detected: Engine, events: &[Located]) -> Engine {
             | LlamaComputeAllocFailed
             | LlamaBuffer { .. }
             | LlamaDeviceFree { .. }
-            | LlamaOffloaded { .. } => Engine::LlamaCpp,
+            | LlamaOffloaded { .. }
+            | LlamaKvCellsFull => Engine::LlamaCpp,
             TurbomindOom => Engine::Lmdeploy,
             OllamaSystemMemory { .. } | OllamaLayoutFailed { .. } | OllamaGpu { .. } => {
                 Engine::Ollama
@@ -325,7 +329,10 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
             )),
             retried_at.map(|r| vec![events[r].clone()]).unwrap_or_default(),
         ),
-        None => (nothing_recognised(text), Vec::new()),
+        None => match prose::fallback(&events, engine) {
+            Some((f, l)) => (f, vec![l]),
+            None => (nothing_recognised(text), Vec::new()),
+        },
     };
     let fixes = vet(finding.fixes.clone(), engine, &settings);
     let mut evidence = finding.facts.clone();
@@ -382,15 +389,24 @@ fn nothing_recognised(text: &str) -> Finding {
 fn rule(ctx: &Context) -> Finding {
     match &ctx.events[ctx.at].event {
         LogEvent::TorchOom(t) => torch::caching_allocator(ctx, t),
+        // a bare CUDA OOM in a TurboMind process: its KV reservation is the share it controls
+        LogEvent::RawCudaOom if ctx.engine == Engine::Lmdeploy => engines::lmdeploy(ctx),
         LogEvent::CudaMallocAsyncOom { .. }
         | LogEvent::MpsOom { .. }
         | LogEvent::RawCudaOom
         | LogEvent::DeviceOom { .. } => torch::other_allocators(ctx),
         LogEvent::NcclOom => engines::nccl(ctx),
-        LogEvent::OomDescribed => {
+        LogEvent::OomDescribed | LogEvent::Described(_) => {
             torch::by_phase(ctx, "The report describes an out-of-memory failure")
         }
+        LogEvent::SizedOom {
+            api,
+            requested,
+            total,
+            free,
+        } => prose::sized(ctx, api, *requested, *total, *free),
         LogEvent::TurbomindOom => engines::lmdeploy(ctx),
+        LogEvent::LlamaKvCellsFull => llama::kv_cells_full(ctx),
         LogEvent::DispatchedToCpu => engines::dispatched_to_cpu(ctx),
         LogEvent::OllamaLayoutFailed { num_gpu } => llama::ollama_layout(ctx, *num_gpu),
         LogEvent::HostAllocFailed { .. }

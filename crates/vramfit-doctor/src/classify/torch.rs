@@ -11,7 +11,7 @@
 
 use vramfit_model::units::{fmt_bytes, GIB, MIB};
 
-use super::{engines, Cause, Context, Finding};
+use super::{engines, prose, Cause, Context, Finding};
 use crate::events::{LogEvent, Phase, TorchOom};
 use crate::fixes::{pow2_floor, vllm_util_for_free, Fix};
 use crate::settings::Engine;
@@ -23,6 +23,8 @@ const FREE_SLACK: u64 = 512 * MIB;
 /// With no total printed, one request this large exceeds the memory of nearly every GPU in use
 /// (and any single weight or KV tensor, which engines allocate per layer).
 const HUGE_REQUEST: u64 = 32 * GIB;
+/// No device has a petabyte: a request at least this large is a corrupted size.
+const CORRUPT_REQUEST: u64 = 1 << 50;
 /// The CUDA context and library handles of a process, outside PyTorch's reservation
 /// (~300-500 MiB on current drivers; vllm/utils memory profiling counts it as non-torch).
 const CONTEXT_BYTES: u64 = 512 * MIB;
@@ -77,6 +79,13 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
     };
     let head = format!("PyTorch failed to allocate {}{dev}", fmt_bytes(q));
     let total = t.total.unwrap_or(0);
+    // Rule 0: no device has a petabyte; a request that size is a corrupted size (an unsigned
+    // wrap of a negative shape, a length read from a failed collective), not a shortage
+    if q >= CORRUPT_REQUEST {
+        return Finding::new(Cause::NotOom, 0.7, format!("{head}: no device has memory of that order, so the size itself is wrong (a negative or corrupted shape, often after a failed collective or a timeout): not a lack of memory."))
+            .fact(format!("requested {} >= 1 PiB", fmt_bytes(q)))
+            .fix(Fix::action("look at the error before this one (an NCCL timeout, a failed collective) or the shape computation of the failing call"));
+    }
     // Rule 1: one tensor larger than the device (or, with no total printed, larger than any
     // device people run this on) is an activation that scales with the input: a shape bug or
     // attention without a memory-efficient kernel.
@@ -98,7 +107,7 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
     // Rule 2: Level Zero (XPU) refuses any single allocation over 4 GiB unless relaxed
     // allocation limits are enabled (IPEX/torch-xpu-ops; intel-extension-for-pytorch#629).
     if t.backend == "XPU"
-        && q > 4 * GIB
+        && q >= 4 * GIB
         && t.allocated.unwrap_or(0) < q
         && (total == 0 || q < total)
     {
@@ -180,9 +189,13 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
             return other_processes(ctx, t, &head, *others, list);
         }
     }
+    // Rule 4b: SGLang's budget arithmetic (the share outside its static pool)
+    if let Some(f) = engines::sglang_static_share(ctx, t, &head) {
+        return f;
+    }
     // Rule 5: what the process was doing decides (sampler warm-up, graphs, profiling, load)
     let phase = ctx.phase().map(|(p, _)| p);
-    if phase.is_some_and(|p| p != Phase::Serving) {
+    if phase.is_some_and(|p| !matches!(p, Phase::Serving | Phase::LongRunning)) {
         return annotate(by_phase(ctx, &head), t);
     }
     // Rule 5b: without a process list, total - this process (or PyTorch's reservation and a
@@ -194,7 +207,10 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
                 .or_else(|| t.reserved().map(|r| r + CONTEXT_BYTES));
             if let Some(mine) = mine {
                 let others = tot.saturating_sub(mine).saturating_sub(fr);
-                if others >= (2 * GIB).max((tot as f64 * 0.15) as u64) {
+                // a single request of an eighth of the device that is also larger than what
+                // the others hold is the activation of rule 6: it is the dominant term
+                let dominant = q >= tot / 8 && q >= others;
+                if others >= GIB.max((tot as f64 * 0.15) as u64) && !dominant {
                     return other_processes(ctx, t, &head, others, &[]).fact(format!(
                         "total {} - this process {} - free {} = {} held outside it",
                         fmt_bytes(tot),
@@ -302,6 +318,22 @@ pub(crate) fn graphs(ctx: &Context, summary: String, conf: f64, t: &TorchOom) ->
 pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
     let phase = ctx.phase().map(|(p, _)| p);
     let t = TorchOom::default();
+    // An engine's own start-up stages (read from its frames and progress lines) decide first;
+    // then the memory a person names; then the phase their sentences give.
+    let engine_stage = phase.is_some_and(|p| {
+        !matches!(
+            p,
+            Phase::Serving | Phase::WeightLoading | Phase::Prefill | Phase::LongRunning
+        )
+    });
+    if !engine_stage {
+        if let Some(f) = prose::described(ctx, head) {
+            return f;
+        }
+        if let Some(f) = phase.and_then(|p| prose::described_phase(ctx, head, p)) {
+            return f;
+        }
+    }
     match phase {
         Some(Phase::CudaGraphCapture) => graphs(ctx, format!("{head} while capturing CUDA graphs: graph memory is allocated after the KV cache took its share, outside the budget in older engines."), 0.75, &t),
         Some(Phase::SamplerWarmup) => super::vllm::sampler(ctx, format!("{head} in vLLM's sampler warm-up, which runs max_num_seqs dummy requests at once (logits of max_num_seqs x vocab in fp32)."), None),
@@ -318,7 +350,9 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
                 _ => Fix::action("give vLLM a smaller gpu_memory_utilization than the trainer's free share (vLLM's default 0.9 assumes the GPU is its own)"),
             })
             .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM")),
-        Some(Phase::Serving) => runtime(ctx, head),
+        Some(Phase::Serving | Phase::Prefill | Phase::LongRunning) => runtime(ctx, head),
+        // TGI's launcher says the shard died before it was ready: while loading its weights
+        None if ctx.find(|e| matches!(e, LogEvent::TgiShardCannotStart).then_some(())).is_some() => engines::weights(ctx, format!("{head} before the TGI shard reported ready (the launcher prints ShardCannotStart): the shard was loading its weights, which do not fit the GPU it was given.")),
         // no progress line, but the timestamps say the process had been up for a while
         None if ctx.elapsed.is_some_and(|s| s >= 600) => runtime(ctx, head),
         None => no_phase(ctx, head),
@@ -444,8 +478,11 @@ pub(crate) fn other_allocators(ctx: &Context) -> Finding {
             free,
         } => {
             let head = "PyTorch (cudaMallocAsync backend) could not allocate".to_string();
+            // an engine start-up stage decides first: cudaMallocAsync's pool keeps freed blocks
+            // (cudaMemPoolAttrReleaseThreshold), so limit - allocated - free is not all others'
+            let stage = ctx.phase().is_some_and(|(p, _)| p != Phase::Serving);
             if let (Some(a), Some(q), Some(l), Some(fr)) = (allocated, requested, limit, free) {
-                if a + q <= *l && *fr < *q {
+                if a + q <= *l && *fr < *q && !stage {
                     let others = l.saturating_sub(*a).saturating_sub(*fr);
                     return Finding::new(Cause::OtherProcesses, 0.65, format!("{head} {}: this process holds {} of a {} limit, yet only {} is free; about {} is held outside it.", fmt_bytes(*q), fmt_bytes(*a), fmt_bytes(*l), fmt_bytes(*fr), fmt_bytes(others)))
                         .fix(Fix::action("stop the other processes on this GPU"));
@@ -461,6 +498,11 @@ pub(crate) fn other_allocators(ctx: &Context) -> Finding {
                 );
             }
             by_phase(ctx, &head)
+        }
+        LogEvent::DeviceOom { api }
+            if api == "Metal" && matches!(ctx.engine, Engine::LlamaCpp | Engine::Ollama) =>
+        {
+            super::llama::metal(ctx)
         }
         LogEvent::DeviceOom { api } => {
             let head =

@@ -143,6 +143,38 @@ fn no_cache_blocks(ctx: &Context) -> Finding {
             .fix(Fix::action("upgrade vLLM: later releases empty the allocator cache before measuring"))
             .fix(Fix::flag("--enforce-eager", "", "less to profile and capture meanwhile"));
     }
+    // device memory already in use when the worker started (V0 profiling line): another tenant,
+    // charged against this instance's share (vllm/worker/worker.py 0.6.x baseline snapshot)
+    if let Some((t, i)) = ctx.find(|e| match e {
+        LogEvent::VllmInitialUsage { total, initial } => Some((*total, *initial)),
+        _ => None,
+    }) {
+        if i >= GIB.max((t as f64 * 0.1) as u64) {
+            let mut f = Finding::new(Cause::OtherProcesses, 0.75, format!("{head}: {} of the {} GPU was already in use when this worker started (initial_memory_usage), before its model: another process holds it, and it counts against this instance's gpu_memory_utilization.", fmt_bytes(i), fmt_bytes(t)))
+                .fact(format!("initial_memory_usage {} of total {}", fmt_bytes(i), fmt_bytes(t)));
+            if let Some(u) = ctx
+                .utilization()
+                .filter(|u| *u + (i as f64 / t as f64) <= 0.95)
+            {
+                let next = ((u + i as f64 / t as f64) * 100.0).ceil() / 100.0;
+                f = f.fix(Fix::flag("--gpu-memory-utilization", format!("{next:.2}"), format!("{u:.2} plus the {:.0}% the other process holds, which vLLM counts as its own usage", 100.0 * i as f64 / t as f64)));
+            }
+            return f.fix(Fix::action(
+                "run the other process on another GPU, or stop it",
+            ));
+        }
+    }
+    // V1 subtracts its CUDA-graph memory estimate from the KV budget before sizing it
+    // (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS); printed just before, it took the blocks
+    if let Some(g) = ctx.find(|e| match e {
+        LogEvent::VllmGraphEstimate { bytes } => Some(*bytes),
+        _ => None,
+    }) {
+        return Finding::new(Cause::CudaGraphs, 0.6, format!("{head}: vLLM subtracted its CUDA-graph memory estimate ({}) from the budget before sizing the KV cache, and nothing was left.", fmt_bytes(g)))
+            .fact(format!("estimated CUDA graph memory {}", fmt_bytes(g)))
+            .fix(Fix::flag("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", 0, "size the KV cache without the estimate (it extrapolates over all capture sizes)"))
+            .fix(Fix::flag("--max-num-seqs", ctx.settings.max_num_seqs.map_or(128, |s| pow2_floor(s / 2)), "fewer batch sizes to capture"));
+    }
     let breakdown = ctx.find(|e| match e {
         LogEvent::VllmBreakdown {
             weights,

@@ -54,6 +54,14 @@ static KV_BUFFER: LazyLock<Regex> =
 static KV_SELF: LazyLock<Regex> = LazyLock::new(|| re(r"KV self size\s*=\s*([\d.]+) MiB"));
 static COMPUTE_BUFFER: LazyLock<Regex> =
     LazyLock::new(|| re(r"(\S+) compute buffer size\s*=\s*([\d.]+) MiB"));
+// ggml-metal: `recommendedMaxWorkingSetSize = X MB` at init, then every buffer allocation prints
+// the running total against it: `allocated buffer, size = X MiB, ( used / limit)` (MB in older
+// builds, which divide by 1024*1024 as well)
+static METAL_LIMIT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"recommendedMaxWorkingSetSize\s*=\s*([\d.]+) MB"));
+static METAL_TOTAL: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?:allocated buffer|ggml_metal_add_buffer).*\(\s*([\d.]+)\s*/\s*(?:([\d.]+))?")
+});
 // src/llama.cpp llama_model_load_from_file_impl
 static DEVICE_FREE: LazyLock<Regex> =
     LazyLock::new(|| re(r"using device (\S+) \(.*\) - (\d+) MiB free"));
@@ -93,9 +101,25 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         || line.contains("kv cache")
         || line.contains("offloaded")
         || line.contains("pipeline")
-        || line.contains("msg="))
+        || line.contains("msg=")
+        || line.contains("recommendedMaxWorkingSetSize"))
     {
         return;
+    }
+    if line.contains("recommendedMaxWorkingSetSize") {
+        if let Some(c) = METAL_LIMIT.captures(line) {
+            out.push(LogEvent::MetalWorkingSet {
+                used: None,
+                limit: mib(&c[1]),
+            });
+        }
+    } else if line.contains("allocated") && line.contains("metal") {
+        if let Some(c) = METAL_TOTAL.captures(line) {
+            out.push(LogEvent::MetalWorkingSet {
+                used: mib(&c[1]),
+                limit: c.get(2).and_then(|m| mib(m.as_str())),
+            });
+        }
     }
     if let Some(c) = CUDA_MALLOC.captures(line) {
         if let Some(bytes) = mib(&c[1]) {

@@ -6,7 +6,9 @@
 //! span wrapped lines (consoles and issue pastes break it), everything else from its own line.
 
 mod ggml;
+mod prose;
 mod serving;
+mod stacks;
 mod system;
 pub mod time;
 mod torch;
@@ -45,6 +47,20 @@ pub enum Phase {
     Serving,
     /// vLLM sleep mode waking up: re-mapping the memory it released while asleep
     WakeUp,
+    /// the prefill of a long prompt (a person's sentence: "OOM during prefill")
+    Prefill,
+    /// after running for a while, memory having grown ("over time", "after hours")
+    LongRunning,
+}
+
+/// Which memory a person's sentence names as what grew or ran short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mechanism {
+    /// the KV cache ("insufficient KV cache memory", "KV memory can grow")
+    KvCache,
+    /// a materialised attention score matrix (eager attention, O(n^2) mask)
+    AttentionScores,
 }
 
 /// Which kind of llama.cpp buffer a `... buffer size = X MiB` line reports.
@@ -95,6 +111,8 @@ pub enum NotOomKind {
     BufferLimit,
     /// ggml's fixed-size context pool for tensor metadata (a llama.cpp bug, not GPU memory)
     GgmlContextPool,
+    /// a pinned host buffer was refused and ggml fell back to pageable memory (a warning)
+    PinnedFallback,
 }
 
 impl NotOomKind {
@@ -136,6 +154,14 @@ pub enum LogEvent {
     RawCudaOom,
     /// an out-of-memory error of another device API (Metal, Vulkan, HIP, SYCL), without numbers
     DeviceOom { api: String },
+    /// an out-of-memory error of another stack that prints the request (Tenstorrent tt-metal,
+    /// ONNX Runtime's arena) and sometimes the device's size and free memory
+    SizedOom {
+        api: String,
+        requested: u64,
+        total: Option<u64>,
+        free: Option<u64>,
+    },
     /// NCCL could not allocate its buffers (`Cuda failure 2 'out of memory'`, `Failed to CUDA
     /// calloc`): an OOM, in memory outside the framework's pool
     NcclOom,
@@ -188,6 +214,23 @@ pub enum LogEvent {
     VllmConcurrency { tokens_per_request: u64, times: f64 },
     /// vLLM: `Model loading took X GiB`
     VllmWeightsLoaded { bytes: u64 },
+    /// vLLM V0: `Memory profiling results: total_gpu_memory=T initial_memory_usage=I` (device
+    /// memory in use when the worker started, before its model)
+    VllmInitialUsage { total: u64, initial: u64 },
+    /// vLLM V1: `Estimated CUDA graph memory: X GiB total` (subtracted from the KV budget)
+    VllmGraphEstimate { bytes: u64 },
+    /// text-generation-launcher: `Shard N failed to start` / `ShardCannotStart`, printed when a
+    /// shard exits before it reports ready, i.e. while loading its weights (launcher
+    /// src/main.rs; warm-up failures come later, from the router, as `Unable to warmup model`)
+    TgiShardCannotStart,
+    /// llama.cpp server: `failed to find free space in the KV cache` (its cells are full)
+    LlamaKvCellsFull,
+    /// ggml-metal: the recommended working set (`recommendedMaxWorkingSetSize`, or the limit
+    /// of the `(used / limit)` totals) and the total allocated so far, in bytes
+    MetalWorkingSet {
+        used: Option<u64>,
+        limit: Option<u64>,
+    },
 
     /// the engine says the weights do not fit (vLLM's load_model message, accelerate's
     /// "enough GPU RAM to fit the quantized model")
@@ -238,6 +281,8 @@ pub enum LogEvent {
     NotOom(NotOomKind),
     /// a person's sentence about an out-of-memory failure (`OOMs during CUDA graph capture`)
     OomDescribed,
+    /// a person names the memory that grew or ran short
+    Described(Mechanism),
     /// a person reports allocator fragmentation (reserved-but-unallocated)
     FragmentationDescribed { reserved_unallocated: Option<u64> },
     /// a progress message or traceback frame
@@ -255,6 +300,10 @@ impl LogEvent {
                 | VllmAvailableKv { .. }
                 | VllmConcurrency { .. }
                 | VllmWeightsLoaded { .. }
+                | VllmInitialUsage { .. }
+                | VllmGraphEstimate { .. }
+                | MetalWorkingSet { .. }
+                | TgiShardCannotStart
                 | VllmCudaGraphOomHint
                 | LlamaBuffer { .. }
                 | LlamaDeviceFree { .. }
@@ -390,6 +439,26 @@ const KEYWORDS: &[&str] = &[
     "wired",
     "scaled_dot_product",
     "loading model tensors",
+    "tt_fatal",
+    "ur_result_error",
+    "prefill",
+    "over time",
+    "long-running",
+    "long running",
+    "hours",
+    "days",
+    "gradually",
+    "growing",
+    "offloading",
+    "score matrix",
+    "attention",
+    "o(n",
+    "crash",
+    "wake_up",
+    "recommendedmaxworkingset",
+    "outofmemoryerror",
+    "cudasuccess",
+    "shard",
 ];
 
 static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {
@@ -416,6 +485,8 @@ pub fn read_events(text: &str) -> Vec<Located> {
         system::read(&lines, i, &mut found);
         ggml::read(line, &mut found);
         serving::read(&lines, i, &mut found);
+        stacks::read(&lines, i, &mut found);
+        prose::read(line, &mut found);
         for event in found {
             // a progress line repeated every few seconds (throughput logs) is one phase marker
             if let (

@@ -63,6 +63,12 @@ static BREAKDOWN_V0: LazyLock<Regex> = LazyLock::new(|| {
 });
 static PROFILING_RESULTS: LazyLock<Regex> =
     LazyLock::new(|| re(r"total_gpu_memory=([\d.]+) ?GiB.*gpu_memory_utilization=([\d.]+)"));
+// vllm/worker/worker.py (0.6.x) determine_num_available_blocks; the values may be cut after it
+static INITIAL_USAGE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"total_gpu_memory=([\d.]+) ?GiB,? initial_memory_usage=([\d.]+) ?GiB"));
+// vllm/v1/worker/gpu_model_runner.py (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS)
+static GRAPH_ESTIMATE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Estimated CUDA graph memory: ([\d.]+) ?GiB"));
 static AVAILABLE_KV: LazyLock<Regex> =
     LazyLock::new(|| re(r"Available KV cache memory: (-?[\d.]+) ?GiB"));
 static CONCURRENCY: LazyLock<Regex> =
@@ -142,6 +148,8 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("Avg prompt throughput", Phase::Serving),
     ("Uvicorn running on", Phase::Serving),
     ("server is listening on", Phase::Serving),
+    // text-generation-inference router: the warm-up prefill of max_batch_prefill_tokens
+    ("Unable to warmup model", Phase::Profiling),
 ];
 
 /// Read serving-engine events on line `i`.
@@ -187,6 +195,27 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     }
     if line.contains("No available memory for the cache blocks") {
         out.push(LogEvent::VllmNoCacheBlocks);
+    }
+    if line.contains("initial_memory_usage=") {
+        if let Some(c) = INITIAL_USAGE.captures(line) {
+            if let (Some(total), Some(initial)) = (gib(&c[1]), gib(&c[2])) {
+                out.push(LogEvent::VllmInitialUsage { total, initial });
+            }
+        }
+    }
+    if let Some(c) = GRAPH_ESTIMATE.captures(line) {
+        if let Some(bytes) = gib(&c[1]) {
+            out.push(LogEvent::VllmGraphEstimate { bytes });
+        }
+    }
+    if line.contains("ShardCannotStart")
+        || line.contains("failed to start") && line.contains("Shard")
+    {
+        out.push(LogEvent::TgiShardCannotStart);
+    }
+    // llama.cpp tools/server/server.cpp update_slots
+    if line.contains("failed to find free space in the KV cache") {
+        out.push(LogEvent::LlamaKvCellsFull);
     }
     if line.contains("Free memory on device") {
         if let Some(c) = FREE_BELOW.captures(line) {
@@ -248,7 +277,12 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     if !NEEDS.iter().any(|w| line.contains(w)) {
         return;
     }
-    if let Some(c) = SAMPLER.captures(line) {
+    let sampler_w = if line.contains("warming up sampler") {
+        window(lines, i, 1, 1024)
+    } else {
+        String::new()
+    };
+    if let Some(c) = SAMPLER.captures(&sampler_w) {
         if let Some(n) = num(&c[1]) {
             out.push(LogEvent::VllmSamplerWarmupOom { num_requests: n });
         }

@@ -24,12 +24,20 @@ static EXIT_137: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)exit(?:ed)?(?: with)? (?:code|status)[:=]?\s*137\b|\bcode=137\b|\b137 \(SIGKILL\)")
 });
 // a shell's `Killed` alone, after a progress bar (`...it]Killed`), or bash's job report
-// (`line 28:  7 Killed   cmd`); Go's os/exec `signal: killed` (Ollama)
-static SIGKILL: LazyLock<Regex> =
-    LazyLock::new(|| re(r"^\s*Killed\s*$|\]Killed\s*$|: line \d+:\s+\d+ Killed\s|signal: killed"));
-// ray/_private/worker.py message for a worker killed by the OOM killer
+// (`line 28:  7 Killed   cmd`), zsh's (`[1]    14875 killed     cmd`); Go's os/exec
+// `signal: killed` (Ollama)
+static SIGKILL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"^\s*Killed\s*$|\]Killed\s*$|: line \d+:\s+\d+ Killed\s|\[\d+\]\s+\d+ killed\s|signal: killed",
+    )
+});
+// ray/_private/worker.py message for a worker killed by the OOM killer; the raylet's memory
+// monitor (src/ray/raylet/node_manager.cc: `Workers ... killed due to memory pressure (OOM)`,
+// with a link to its ray-oom-prevention page)
 static RAY: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"killed by SIGKILL by OOM killer|killed by the OOM killer|Ray OOM killer")
+    re(
+        r"killed by SIGKILL by OOM killer|killed by the OOM killer|Ray OOM killer|killed due to memory pressure \(OOM\)|ray-oom-prevention",
+    )
 });
 static DESCRIBED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\boom[- ]killer\b"));
 // c10/core/impl/alloc_cpu.cpp
@@ -45,10 +53,16 @@ static MMAP: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 // Lookalikes: failures that are not a lack of GPU capacity (research/torch_snapshot.md catalog)
-static NOT_OOM: LazyLock<[(Regex, NotOomKind); 9]> = LazyLock::new(|| {
+static NOT_OOM: LazyLock<[(Regex, NotOomKind); 10]> = LazyLock::new(|| {
     [
+        // ggml-vulkan ggml_vk_host_malloc / ggml-cuda ggml_cuda_host_malloc: a pinned host buffer
+        // could not be had, and both fall back to ordinary (pageable) memory
         (
-            re(r"illegal memory access was encountered|cudaErrorIllegalAddress|misaligned address"),
+            re(r"Failed to allocate pinned memory|failed to allocate .* of pinned memory"),
+            NotOomKind::PinnedFallback,
+        ),
+        (
+            re(r"(?i:illegal memory access)|cudaErrorIllegalAddress|misaligned address"),
             NotOomKind::IllegalMemoryAccess,
         ),
         (
@@ -98,8 +112,9 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 9]> = LazyLock::new(|| {
 });
 // a sentence about an OOM (not vLLM's own "If out-of-memory error occurs during cudagraph
 // capture" advice, which it prints on every start)
-static NARRATIVE_OOM: LazyLock<Regex> =
-    LazyLock::new(|| re(r"\bOOMs?\b|\bOOMed\b|\bout-of-memory\b"));
+static NARRATIVE_OOM: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"\bOOM(?:s|ed|ing)?\b|\bout-of-memory\b|`(?:torch\.)?(?:cuda\.)?OutOfMemoryError`")
+});
 static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)(?:SIZE\s+)?reserved[- ]but[- ]unallocated|\bfragment(?:s|ed|ation)\b")
 });

@@ -92,10 +92,12 @@ static ASYNC_FIELD: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(Currently allocated|Requested|Device limit|Free \(according to CUDA\))\s*:\s*SIZE")
 });
 // raw driver/runtime errors of CUDA and cuBLAS: memory taken outside the caching allocator
-// (ggml-cuda.cu prints `CUDA error 2 at FILE:LINE: out of memory` in older builds)
+// (ggml-cuda.cu prints `CUDA error 2 at FILE:LINE: out of memory` in older builds; Caffe/MXNet
+// CHECK macros print `Check failed: error == cudaSuccess (2 vs. 0)`, 2 = cudaErrorMemoryAllocation;
+// lmdeploy pipelines print `CUDA runtime error: out of memory`)
 static RAW: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i:CUDA error: out of memory)|CUDA error \d+ at \S+: out of memory|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY",
+        r"(?i:CUDA error: out of memory)|CUDA error \d+ at \S+: out of memory|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUDA runtime error: out of memory|cudaSuccess \(2 vs\. 0\)",
     )
 });
 // the same for the other device APIs, which must not be described as CUDA
@@ -109,7 +111,14 @@ static DEVICE: LazyLock<[(Regex, &'static str); 3]> = LazyLock::new(|| {
             "Vulkan",
         ),
         // MTLCommandBuffer status kIOGPUCommandBufferCallbackErrorOutOfMemory (Metal, MLX, ggml-metal)
-        (re(r"kIOGPUCommandBufferCallbackErrorOutOfMemory"), "Metal"),
+        // ggml-metal: `command buffer N failed with status 5` (MTLCommandBufferStatusError, which
+        // Metal raises when the command buffer's resources cannot be made resident)
+        (
+            re(
+                r"kIOGPUCommandBufferCallbackErrorOutOfMemory|command buffer \d+ failed with status 5",
+            ),
+            "Metal",
+        ),
     ]
 });
 // NCCL's own allocation failures (include/alloc.h: `Cuda failure 'out of memory'`,
@@ -127,7 +136,11 @@ fn size(re: &Regex, w: &str) -> Option<u64> {
 pub(crate) fn parse_window(backend: &str, w: &str) -> TorchOom {
     let mut t = TorchOom {
         backend: backend.to_string(),
-        requested: size(&REQUESTED, w),
+        // c10 format_size prints sizes of 2^60 and more as "more than 1EB"
+        requested: size(&REQUESTED, w).or_else(|| {
+            w.contains("Tried to allocate more than 1EB")
+                .then_some(1u64 << 60)
+        }),
         gpu: GPU.captures(w).and_then(|c| c[1].parse().ok()),
         total: size(&TOTAL_NEW, w).or_else(|| size(&TOTAL_OLD, w)),
         free: size(&FREE_NEW, w).or_else(|| size(&FREE_OLD, w)),

@@ -17,6 +17,7 @@
 
 mod flags;
 pub mod hints;
+pub mod startup;
 
 use crate::error::EngineError;
 pub use flags::{Arity, Flag, FlagReader, Flags};

@@ -1,5 +1,6 @@
 //! Reading a command's extras (rules and sources in the module docs above).
 
+use super::clip::{warmup_bytes, ClipDims};
 use super::{flag, flag_all, has, lora_slot_bytes, Extra};
 use crate::cmdline::EngineKind;
 use vramfit_model::ModelSpec;
@@ -9,6 +10,8 @@ pub struct Loaded {
     pub spec: Option<ModelSpec>,
     /// bytes of its tensors as they will be loaded (GGUF header, or predicted)
     pub weight_bytes: u64,
+    /// a vision projector's encoder widths (its GGUF `clip.vision.*` keys)
+    pub clip: Option<ClipDims>,
 }
 
 /// What [`collect`] needs to know about the main plan.
@@ -22,6 +25,8 @@ pub struct Context<'a> {
     pub kv_elem_bytes: f64,
     /// KV cells of the main plan (llama.cpp: the whole context)
     pub kv_tokens: u64,
+    /// the model's vision encoder widths (its `vision_config`), for a projector `-hf` fetches
+    pub vision: Option<ClipDims>,
 }
 
 /// The extras `ctx.args` ask for, and notes on what could not be counted. `load` resolves a
@@ -189,9 +194,11 @@ fn llamacpp(
             (vec![0; n], b)
         }
     };
+    let mut clip = ctx.vision;
     if let Some(f) = mmproj {
         match load(f) {
             Ok(l) => {
+                clip = l.clip;
                 let (dev, host) = place(l.weight_bytes);
                 extras.push(Extra {
                     what: format!("vision projector {f}"),
@@ -222,7 +229,25 @@ fn llamacpp(
             .iter()
             .any(|e| e.what.starts_with("vision projector"))
     {
-        notes.push("the projector's warmup compute buffer (hundreds of MiB at the largest image) is not counted".into());
+        match clip {
+            Some(d) => {
+                // clip.cpp warmup: flash attention is tried unless -fa off
+                let fa = !matches!(flag(a, &["-fa", "--flash-attn"]), Some("off" | "0" | "false"));
+                let (dev, host) = place(warmup_bytes(&d, d.image_size, fa));
+                extras.push(Extra {
+                    what: format!(
+                        "vision projector warm-up compute ({0} x {0} image, flash attention {1})",
+                        d.image_size,
+                        if fa { "on" } else { "off" }
+                    ),
+                    device_bytes: dev,
+                    host_bytes: host,
+                    kv_bytes_per_token: 0,
+                    source: "tools/mtmd/clip.cpp warmup/alloc_compute_meta: the encoder graph of one image of warmup_image_size (= image_size by default; Qwen-VL projectors warm up larger)",
+                });
+            }
+            None => notes.push("the projector's warmup compute buffer (hundreds of MiB at the largest image) is not counted: its encoder widths are not known".into()),
+        }
     }
     if let Some(d) = flag(
         a,
@@ -251,17 +276,52 @@ fn llamacpp(
                     .map(|s| s.kv_bytes_per_token(kv_elem))
                     .unwrap_or(0)
                     * cells;
-                let bytes = l.weight_bytes + kv;
+                let ub: u64 = flag(a, &["-ub", "--ubatch-size"])
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(512);
+                let fa = !matches!(
+                    flag(a, &["-fa", "--flash-attn"]),
+                    Some("off" | "0" | "false")
+                );
+                let compute = l
+                    .spec
+                    .as_ref()
+                    .map(|s| draft_compute_bytes(s, ub, cells, fa))
+                    .unwrap_or(0);
+                let bytes = l.weight_bytes + kv + compute;
                 extras.push(Extra {
-                    what: format!("draft model {d} ({cells} cells of KV)"),
+                    what: format!(
+                        "draft model {d} ({cells} cells of KV, {} MiB compute buffer)",
+                        compute >> 20
+                    ),
                     device_bytes: if on_gpu { first(bytes) } else { vec![0; n] },
                     host_bytes: if on_gpu { 0 } else { bytes },
                     kv_bytes_per_token: 0,
-                    source: "tools/server load_model: draft n_ctx = -cd, else n_ctx / n_parallel; -ngld layers on the GPU",
+                    source: "tools/server load_model: the draft is a second llama_context (params copied from the target's, so its -ub), n_ctx = -cd, else n_ctx / n_parallel; -ngld layers on the GPU",
                 });
-                notes.push("the draft context's compute buffer is not counted".into());
+                if l.spec.is_none() {
+                    notes.push("the draft context's compute buffer is not counted (its model is not known)".into());
+                }
             }
             Err(e) => notes.push(format!("draft model {d} is not counted: {e}")),
         }
     }
+}
+
+/// The draft context's compute buffer (llama-context.cpp sched_reserve, the phase model of
+/// llamacpp/compute.rs for one device): the larger of the output phase (f32 logits for a whole
+/// ubatch, as builds before b9460 reserve, plus the hidden state twice and the f16 KQ mask with
+/// flash attention) and the attention phase (the KQ mask, and without flash attention the f32
+/// scores of every head over the draft's cells).
+pub fn draft_compute_bytes(spec: &ModelSpec, ub: u64, cells: u64, fa: bool) -> u64 {
+    let embd = 2 * spec.n_embd * ub * 4;
+    let mask = if fa { cells * ub * 2 } else { 0 };
+    let out = spec.n_vocab * ub * 4 + embd + mask;
+    let n_head = spec.layers.iter().map(|l| l.n_head).max().unwrap_or(0);
+    let attn = if fa {
+        cells * ub * 2 + embd
+    } else {
+        cells * ub * 4 + n_head * cells * ub * 4 + embd
+    };
+    out.max(attn)
 }

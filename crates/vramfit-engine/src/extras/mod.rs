@@ -23,13 +23,15 @@
 //!   checkpoint are counted by the vLLM model itself.
 //! - **Vision projector, llama.cpp** (`--mmproj F`; `-hf` fetches the repo's projector unless
 //!   `--no-mmproj`): the projector GGUF's tensors on the GPU unless `--no-mmproj-offload`
-//!   (tools/mtmd/clip.cpp `clip_model_loader`); the warmup compute buffer of the projector is
-//!   not modelled and is named in a note.
+//!   (tools/mtmd/clip.cpp `clip_model_loader`), and the compute buffer its warm-up reserves
+//!   for one image (`clip.rs`: from the projector's GGUF `clip.vision.*` keys or the model's
+//!   `vision_config`).
 //!
 //! [`apply`] adds them to a plan: for the engines that size their KV pool from what is left
 //! (vLLM, SGLang) the pool shrinks and the verdict follows the engine's start-up check; for
 //! llama.cpp and Ollama they add to the device's use.
 
+pub mod clip;
 mod collect;
 mod lora;
 

@@ -67,7 +67,7 @@ impl Overflow {
 
     fn name(self) -> &'static str {
         match self {
-            Overflow::Attn => "every FFN tensor",
+            Overflow::Attn => "FFN tensors",
             Overflow::Up => "FFN gate and down",
             Overflow::Gate => "FFN down",
             Overflow::Moe => "routed experts",

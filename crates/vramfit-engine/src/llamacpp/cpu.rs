@@ -20,12 +20,13 @@
 //!
 //! Checked against a real CPU-only llama-server b11312 (crates/vramfit/tests/llamacpp_oracle.rs:
 //! llama, qwen3 with a 151936-token vocabulary, sliding-window gemma3, qwen3moe × -c/-np/-fa/-ub/
-//! -ctk/-ctv/--swa-full): within 4 % wherever the buffer passes 40 MiB; the small buffers of
-//! several streams (-np 4) come out a few MiB high, as this model sizes the mask for all cells.
+//! -ctk/-ctv/--swa-full, 44 combinations): within 4 % wherever the buffer passes 40 MiB, and
+//! within a few MiB on the small ones, several streams (-np 2, -np 4) included.
 
 use super::args::LlamaCppConfig;
 use super::compute::n_outputs;
-use super::kv::{Context, KvAlloc};
+use super::kv::{llama_cpp_honours_swa, Context, KvAlloc};
+use super::version::change;
 use vramfit_model::{AttentionKind, FfnKind, ModelSpec};
 
 const F32: u64 = 4;
@@ -74,14 +75,29 @@ pub fn compute_buffer(
     let ub = ctx.n_ubatch;
     let embd_ub = spec.n_embd * ub * F32;
     let mask_el = if fa { F16 } else { F32 };
-    let n_kv = kv.base_cells;
-    let mask = n_kv * ub * mask_el + kv.swa_cells.map(|c| c * ub * mask_el).unwrap_or(0);
+    // With one stream per sequence (`-np N` without a unified cache) the reserve graph splits
+    // the micro-batch over the streams and each attends to its own cells only: the mask is
+    // [n_kv / n_stream, n_ubatch / n_stream, 1, n_stream] and the KQ scores likewise
+    // (llama-graph.cpp build_attn_inp_kv, n_stream = kv_unified ? 1 : n_seqs).
+    let streams = ctx.n_stream.max(1);
+    let n_kv = kv.base_cells / streams;
+    // `--swa-full` keeps the two caches (full and SWA, llama-kv-cache-iswa.cpp), the SWA one as
+    // large as the other: still two masks
+    let swa_full = cfg.swa_full
+        && cfg.build.has(change::ISWA_CACHE)
+        && llama_cpp_honours_swa(&spec.model_type)
+        && spec.layers.iter().any(|l| l.attention.window().is_some());
+    let swa = kv
+        .swa_cells
+        .or(swa_full.then_some(kv.base_cells))
+        .map(|c| c / streams);
+    let mask = n_kv * ub * mask_el + swa.map(|c| c * ub * mask_el).unwrap_or(0);
     let inputs = embd_ub + mask + ub * F32;
     let layers = spec.layers.len();
     let widest = (0..layers)
         .map(|il| {
             let cells = match spec.layers[il].attention.window() {
-                Some(_) => kv.swa_cells.unwrap_or(n_kv),
+                Some(_) => swa.unwrap_or(n_kv),
                 None => n_kv,
             };
             attn_layer(spec, il, ub, fa, cells).max(ffn_layer(spec, il, ub))

@@ -39,6 +39,11 @@ pub mod change {
     pub const OUTPUT_LAYER_FIRST: Build = Build(7467);
     /// #19067 (2026-01-25): MLA caches no V (the latent serves as both).
     pub const MLA_NO_V: Build = Build(7832);
+    /// #21489 (merged 2026-05-20): `--fit` in llama-server/llama-cli keeps the vision
+    /// projector's memory (weights + warm-up compute, `mtmd_get_memory_usage`) free on the first
+    /// device. The build is estimated from the merge date between #19067 (b7832, 2026-01-25)
+    /// and #23861 (b9460, 2026-06-01), about 13 builds a day: ± 50 builds.
+    pub const MMPROJ_FIT: Build = Build(9306);
     /// #23861 (2026-06-01): llama-server reserves logits for n_parallel outputs, not n_ubatch.
     pub const SERVER_FEW_OUTPUTS: Build = Build(9460);
 }

@@ -1,7 +1,8 @@
 //! Where the GGUFs of catalog models live (`catalog/gguf_repos.json`): the Hub repos that
 //! publish them (the vendor's own, ggml-org, unsloth, bartowski, lmstudio-community), the quant
-//! tags each publishes, and the Ollama library names that pull them. Every entry carries the
-//! public scripts or READMEs that name it. `fit` prints only repos, tags and names found here.
+//! tags each publishes, and the Ollama library names that pull them. Every tag carries the
+//! public scripts or READMEs that name that very file (a tag without evidence is not listed).
+//! `fit` prints only repos, tags and names found here.
 //!
 //! ```
 //! use vramfit_model::catalog::gguf_repos::{ollama_name, repo_for};
@@ -17,12 +18,6 @@ use std::sync::OnceLock;
 
 const JSON: &str = include_str!("../../catalog/gguf_repos.json");
 
-#[derive(Debug, Clone, Deserialize)]
-pub struct Ladder {
-    pub tags: Vec<String>,
-    pub why: String,
-}
-
 /// One Hub repo of GGUF files.
 #[derive(Debug, Clone, Deserialize)]
 pub struct GgufRepo {
@@ -30,14 +25,18 @@ pub struct GgufRepo {
     pub model: String,
     /// `ORG/NAME-GGUF`
     pub repo: String,
-    /// the publisher's quant set, a key of the file's `ladders`
-    pub ladder: String,
     /// a repo of one file in the checkpoint's own format: its llama-quantize file type
     #[serde(default)]
     pub native: Option<String>,
-    /// tags the evidence names
-    pub seen: Vec<String>,
-    pub size_bytes: Option<u64>,
+    /// the format every file of the repo keeps the MoE experts in, whatever its tag (gpt-oss:
+    /// `MXFP4`; the tag quantizes the other tensors)
+    #[serde(default)]
+    pub experts: Option<String>,
+    /// the quant tags the evidence names (the only ones planned)
+    pub tags: Vec<String>,
+    /// file bytes per tag, where a source gives them
+    #[serde(default)]
+    pub sizes: BTreeMap<String, u64>,
     pub evidence: Vec<String>,
 }
 
@@ -54,7 +53,7 @@ pub struct OllamaName {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct GgufCatalog {
-    pub ladders: BTreeMap<String, Ladder>,
+    pub about: String,
     pub repos: Vec<GgufRepo>,
     pub ollama: Vec<OllamaName>,
 }
@@ -74,18 +73,16 @@ impl GgufRepo {
         if let Some(n) = &self.native {
             return vec![norm(n)];
         }
-        let mut out: Vec<String> = catalog()
-            .ladders
-            .get(&self.ladder)
-            .map(|l| l.tags.iter().map(|t| norm(t)).collect())
-            .unwrap_or_default();
-        for s in &self.seen {
-            let s = norm(s);
-            if !out.contains(&s) {
-                out.push(s);
-            }
-        }
-        out
+        self.tags.iter().map(|t| norm(t)).collect()
+    }
+
+    /// The file size of a tag, where a source gives it.
+    pub fn size_of(&self, quant: &str) -> Option<u64> {
+        let q = norm(quant);
+        self.sizes
+            .iter()
+            .find(|(t, _)| norm(t) == q)
+            .map(|(_, b)| *b)
     }
 
     pub fn publishes(&self, quant: &str) -> bool {
@@ -199,12 +196,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_repo_has_evidence_a_known_ladder_and_a_catalog_model() {
+    fn every_repo_and_tag_is_named_by_its_evidence_and_the_model_is_in_the_catalog() {
         let c = catalog();
         assert!(!c.repos.is_empty());
         for r in &c.repos {
-            assert!(!r.evidence.is_empty(), "{}", r.repo);
-            assert!(c.ladders.contains_key(&r.ladder), "{}", r.repo);
+            let ev = r.evidence.join(" ").to_ascii_uppercase();
+            assert!(ev.contains(&r.repo.to_ascii_uppercase()), "{}", r.repo);
+            assert!(!r.tags().is_empty(), "{}: no evidenced tag", r.repo);
+            for t in r.tags() {
+                // the evidence names the very file: `REPO:TAG`, `NAME-TAG.gguf` (MXFP4_MOE
+                // files are named MXFP4)
+                let named = t.replace("MXFP4_MOE", "MXFP4");
+                assert!(ev.contains(&named), "{}: no evidence names {t}", r.repo);
+            }
+            for t in r.sizes.keys() {
+                assert!(r.publishes(t), "{}: size of an unlisted tag {t}", r.repo);
+            }
+            assert!(
+                r.experts.as_deref().is_none_or(|e| e == "MXFP4"),
+                "{}",
+                r.repo
+            );
             assert!(r.repo.to_ascii_uppercase().ends_with("-GGUF"), "{}", r.repo);
             assert!(
                 crate::catalog::find_model(&r.model).is_some(),
@@ -221,6 +233,8 @@ mod tests {
         }
         for o in &c.ollama {
             assert!(!o.evidence.is_empty(), "{}", o.name);
+            let ev = o.evidence.join(" ").to_ascii_lowercase();
+            assert!(ev.contains(&o.name.to_ascii_lowercase()), "{}", o.name);
             assert!(
                 crate::catalog::find_model(&o.model).is_some(),
                 "{}",
@@ -242,8 +256,9 @@ mod tests {
         );
         // Qwen's own repo has no IQ4_XS: nothing else in the catalog does either
         assert!(repo_for("Qwen/Qwen3-8B", "IQ4_XS").is_none());
+        // Q2_K: only unsloth's repo is known to publish it
         assert_eq!(
-            repo_for("Qwen/Qwen3-30B-A3B", "Q4_K_M").unwrap().repo,
+            repo_for("Qwen/Qwen3-30B-A3B", "Q2_K").unwrap().repo,
             "unsloth/Qwen3-30B-A3B-GGUF"
         );
         assert_eq!(
@@ -253,5 +268,22 @@ mod tests {
         assert!(is_known_hf_arg("ggml-org/gpt-oss-20b-GGUF"));
         assert!(!is_known_hf_arg("openai/gpt-oss-20b-GGUF:BF16"));
         assert!(is_known_hf_arg("unsloth/Qwen3-30B-A3B-GGUF:Q6_K"));
+        // the vendor's own repo is preferred where the evidence shows the tag
+        assert_eq!(
+            repo_for("Qwen/Qwen3-30B-A3B", "Q6_K").unwrap().repo,
+            "Qwen/Qwen3-30B-A3B-GGUF"
+        );
+        // unsloth's gpt-oss files: tags over MXFP4 experts, never the native pick
+        let u = find_repo("unsloth/gpt-oss-120b-GGUF").unwrap();
+        assert_eq!(u.experts.as_deref(), Some("MXFP4"));
+        // 60.88 GiB as published
+        assert_eq!(u.size_of("F16").map(|b| b / (1 << 20)), Some(62341));
+        assert_eq!(
+            repo_for("openai/gpt-oss-120b", "MXFP4_MOE").unwrap().repo,
+            "ggml-org/gpt-oss-120b-GGUF"
+        );
+        assert!(is_known_hf_arg("unsloth/gpt-oss-20b-GGUF:F16"));
+        // a ladder tag no evidence names is not offered
+        assert!(!is_known_hf_arg("unsloth/Qwen3-30B-A3B-GGUF:IQ4_XS"));
     }
 }

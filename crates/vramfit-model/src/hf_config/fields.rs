@@ -113,8 +113,8 @@ pub fn class_defaults(model_type: &str) -> ClassDefaults {
         "gpt_neox" => d(false, 50432, 2048),
         "starcoder2" => d(true, 49152, 4096),
         "llama" | "mistral" | "mixtral" | "qwen2" | "qwen2_moe" | "qwen3" | "qwen3_moe"
-        | "qwen3_next" | "phi3" | "deepseek_v2" | "deepseek_v3" | "gpt_oss" | "glm4"
-        | "glm4_moe" | "granite" | "granitemoe" | "chatglm" | "jamba" | "nemotron_h"
+        | "qwen3_next" | "phi3" | "deepseek_v2" | "deepseek_v3" | "deepseek_v32" | "gpt_oss"
+        | "glm4" | "glm4_moe" | "granite" | "granitemoe" | "chatglm" | "jamba" | "nemotron_h"
         | "falcon_h1" | "olmo2" | "llama4_text" | "llama4" => d(false, 32000, 4096),
         // PretrainedConfig's own default
         _ => d(true, 32000, 4096),

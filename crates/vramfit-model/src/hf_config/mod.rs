@@ -59,6 +59,8 @@ pub const KNOWN_MODEL_TYPES: &[&str] = &[
     "gpt_oss",
     "deepseek_v2",
     "deepseek_v3",
+    // DeepSeek-V3.2(-Exp): V3's MLA/MoE plus the lightning indexer (DeepseekV32ForCausalLM)
+    "deepseek_v32",
     "kimi_k2",
     "phi3",
     "cohere",
@@ -375,7 +377,7 @@ fn arch_flags(cfg: &Cfg, mt: &str) -> ArchFlags {
             && cfg.bool("use_parallel_residual").unwrap_or(true)
             && cfg.bool("parallel_attn").unwrap_or(true),
         attn_sinks: mt == "gpt_oss",
-        expert_bias: (mt == "deepseek_v3" || mt == "kimi_k2" || mt == "glm4_moe")
+        expert_bias: matches!(mt, "deepseek_v3" | "deepseek_v32" | "kimi_k2" | "glm4_moe")
             && cfg
                 .str("topk_method")
                 .map(|m| m == "noaux_tc")

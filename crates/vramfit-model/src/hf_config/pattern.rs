@@ -14,7 +14,10 @@ pub fn layer_attention(
     warnings: &mut Vec<String>,
 ) -> Vec<AttentionKind> {
     let n = n_layer as usize;
-    if matches!(mt, "deepseek_v2" | "deepseek_v3" | "kimi_k2") || cfg.u64("kv_lora_rank").is_some()
+    if matches!(
+        mt,
+        "deepseek_v2" | "deepseek_v3" | "deepseek_v32" | "kimi_k2"
+    ) || cfg.u64("kv_lora_rank").is_some()
     {
         let mla = AttentionKind::Mla {
             kv_lora_rank: cfg.u64("kv_lora_rank").unwrap_or(512),

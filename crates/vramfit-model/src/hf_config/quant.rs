@@ -70,6 +70,12 @@ pub fn quant_config(outer: &Value) -> Option<QuantConfig> {
             .map(str::to_string)
             .or(format);
     }
+    // transformers FbgemmFp8Config (Meta's FP8 releases): FP8 weights with one scale per
+    // output row; the config names no bit width
+    if method == "fbgemm_fp8" {
+        bits = Some(8);
+        format = format.or(Some("fp8 per-channel".into()));
+    }
     if method == "mxfp4" {
         bits = Some(4);
         group_size = Some(32);

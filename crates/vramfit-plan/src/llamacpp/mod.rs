@@ -330,17 +330,13 @@ impl<'a> Setup<'a> {
         }
         settings.push(self.headroom.setting());
         let planned_free: Vec<u64> = self.hw.gpus.iter().map(|g| g.free_bytes).collect();
-        let (gpu_arg, free_arg) = crate::plan::gpu_args(&self.real_hw, &self.hw);
         let env = BTreeMap::new();
         let est = self.tokens_per_s(k, &cfg);
         let kld = self.weight_kld() + crate::quality::kv_kld(&k.kv.to_string());
         Plan {
             engine: "llama.cpp".into(),
             command: command_line(&env, &argv),
-            check: format!(
-                "vramfit check --gpu {gpu_arg} --gpu-free {free_arg} -- {}",
-                command_line(&env, &argv)
-            ),
+            check: crate::plan::check_line(&self.real_hw, &self.hw, &command_line(&env, &argv)),
             argv,
             env,
             settings,

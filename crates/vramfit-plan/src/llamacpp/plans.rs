@@ -3,7 +3,7 @@
 //! the CPU, with the context then raised to the boundary at that placement.
 
 use super::{Knobs, Setup, KV_TYPES};
-use crate::plan::Plan;
+use crate::plan::{Plan, USABLE_CONTEXT};
 use crate::request::{Request, MIN_CONTEXT};
 
 fn round_up_256(x: u64) -> u64 {
@@ -17,8 +17,13 @@ pub fn llama_plans(s: &Setup, req: &Request) -> Vec<Plan> {
     let np = req.concurrency.unwrap_or(1).max(1);
     let n_train = s.spec.n_ctx_train.max(256);
     let need = round_up_256(req.context.unwrap_or(MIN_CONTEXT).min(n_train));
-    // a smaller KV type never needs more experts in host RAM than a larger one did
-    let mut moe_upper = s.n_blocks;
+    // an offload placement is chosen for a usable context (16k, or the model's own when
+    // shorter) when none was asked: a few more experts in host RAM cost less than a context
+    // too short to use; the --fit-ctx floor only when even that does not fit
+    let usable = round_up_256(USABLE_CONTEXT.min(n_train)).max(need);
+    // at one context, a smaller KV type never needs more experts in host RAM than a larger
+    // one did: the bound per placement context
+    let mut moe_upper: Vec<(u64, u64)> = Vec::new();
     for &kv in KV_TYPES {
         let base = Knobs {
             kv,
@@ -53,29 +58,49 @@ pub fn llama_plans(s: &Setup, req: &Request) -> Vec<Plan> {
                 " (llama.cpp's --fit-ctx floor)"
             }
         );
-        if s.spec.is_moe() {
-            if let Some(n) = s.min_cpu_moe(&base, moe_upper) {
-                moe_upper = n;
+        let targets: Vec<u64> = if req.context.is_none() && usable > need {
+            vec![usable, need]
+        } else {
+            vec![need]
+        };
+        for &at in &targets {
+            let mut base = base.clone();
+            base.ctx = at;
+            let why_ctx = if at == need {
+                why_ctx.clone()
+            } else {
+                format!("{at} tokens per slot (a usable context); the GPU cannot hold every layer at it")
+            };
+            if s.spec.is_moe() {
+                let upper = moe_upper
+                    .iter()
+                    .find(|(c, _)| *c == at)
+                    .map_or(s.n_blocks, |(_, n)| *n);
+                if let Some(n) = s.min_cpu_moe(&base, upper) {
+                    moe_upper.retain(|(c, _)| *c != at);
+                    moe_upper.push((at, n));
+                    let mut k = base.clone();
+                    k.n_cpu_moe = (n > 0).then_some(n);
+                    let why_ctx = raise_ctx(s, &mut k, req, why_ctx);
+                    let why = format!(
+                        "all layers' attention and shared weights on the GPU; routed experts of the first {n} of {} layers in host RAM",
+                        s.n_blocks
+                    );
+                    out.push(s.plan(&k, why_ctx, Some(why)));
+                    break;
+                }
+            }
+            if let Some(ngl) = s.max_ngl(&base).filter(|n| *n > 0) {
                 let mut k = base.clone();
-                k.n_cpu_moe = (n > 0).then_some(n);
-                let why_ctx = raise_ctx(s, &mut k, req, why_ctx.clone());
+                k.ngl = Some(ngl);
+                let why_ctx = raise_ctx(s, &mut k, req, why_ctx);
                 let why = format!(
-                    "all layers' attention and shared weights on the GPU; routed experts of the first {n} of {} layers in host RAM",
-                    s.n_blocks
+                    "the most layers that fit at {at} tokens: {ngl} of {} (with the output layer); the rest run on the CPU",
+                    s.n_blocks + 1
                 );
                 out.push(s.plan(&k, why_ctx, Some(why)));
-                continue;
+                break;
             }
-        }
-        if let Some(ngl) = s.max_ngl(&base).filter(|n| *n > 0) {
-            let mut k = base.clone();
-            k.ngl = Some(ngl);
-            let why_ctx = raise_ctx(s, &mut k, req, why_ctx);
-            let why = format!(
-                "the most layers that fit at {need} tokens: {ngl} of {} (with the output layer); the rest run on the CPU",
-                s.n_blocks + 1
-            );
-            out.push(s.plan(&k, why_ctx, Some(why)));
         }
     }
     out

@@ -27,6 +27,7 @@ use crate::error::PlanError;
 use crate::headroom::{self, Headroom};
 use crate::llamacpp;
 use crate::model::Model;
+use crate::plan::USABLE_CONTEXT;
 use crate::plan::{command_line, shell_quote, Plan};
 use crate::request::{Request, MIN_CONTEXT};
 use crate::table::Cell;
@@ -110,6 +111,14 @@ pub fn source_name(m: &Model, quant: &str) -> Option<String> {
 pub fn quants(m: &Model, asked: Option<&[String]>) -> Vec<String> {
     if let Some(q) = asked {
         return q.iter().map(|s| s.to_ascii_uppercase()).collect();
+    }
+    // a model published in a native quantized format (gpt-oss's MXFP4): only its native GGUF,
+    // as for llama.cpp (`Model::gguf_quants`); another tag is an upcast or a needless loss
+    if let Some(n) = m
+        .catalog_id()
+        .and_then(vramfit_model::catalog::gguf_repos::native_quant)
+    {
+        return vec![n];
     }
     let mut out: Vec<String> = LADDER.iter().map(|s| s.to_string()).collect();
     let repo = m.repo();
@@ -388,19 +397,42 @@ pub fn plans_for(s: &Setup, req: &Request) -> Vec<Plan> {
             out.extend(render(s, &k, why, None));
             continue;
         }
-        if let Some(n) = s.max_num_gpu(&base).filter(|n| *n > 0) {
-            let mut k = base.clone();
+        // an offload placement is chosen for a usable context first (16k or the model's own),
+        // the floor only when even that does not fit, and the context then rises to the
+        // boundary at that placement (as the llama.cpp planner does)
+        let usable = (USABLE_CONTEXT.min(n_train)).div_ceil(256) * 256;
+        let targets: Vec<u64> = if req.context.is_none() && usable > need {
+            vec![usable, need]
+        } else {
+            vec![need]
+        };
+        for at in targets {
+            let mut b = base.clone();
+            b.num_ctx = at;
+            let Some(n) = s.max_num_gpu(&b).filter(|n| *n > 0) else {
+                continue;
+            };
+            let mut k = b.clone();
             k.num_gpu = n;
-            let why_ctx = format!(
-                "{need} tokens per slot{}; the GPUs cannot hold every layer at this context",
+            let mut why_ctx = format!(
+                "{at} tokens per slot{}; the GPUs cannot hold every layer at this context",
                 if req.context.is_some() {
                     " as asked"
-                } else {
+                } else if at == need {
                     " (vramfit's 4096-token floor)"
+                } else {
+                    " (a usable context)"
                 }
             );
+            if req.context.is_none() {
+                let top = s.max_ctx(&k);
+                if top > k.num_ctx {
+                    k.num_ctx = top;
+                    why_ctx = format!("the longest context per slot that fits with this placement (steps of 256, at most the model's {n_train})");
+                }
+            }
             let why_gpu = format!(
-                "the most layers that fit at {need} tokens: {n} of {} (with the output layer); the rest run on the CPU{}",
+                "the most layers that fit at {at} tokens: {n} of {} (with the output layer); the rest run on the CPU{}",
                 s.all_layers(),
                 if s.spec().is_moe() {
                     " (whole layers: Ollama has no expert-offload option; llama-server's own --fit, with num_gpu unset, would move experts instead but is not predictable)"
@@ -409,6 +441,7 @@ pub fn plans_for(s: &Setup, req: &Request) -> Vec<Plan> {
                 }
             );
             out.extend(render(s, &k, why_ctx, Some(why_gpu)));
+            break;
         }
     }
     out

@@ -9,8 +9,11 @@
 //! starts with any pool above zero tokens ("Not enough memory" only at ≤ 0, same file). A
 //! request longer than the pool is refused: `max_req_len = min(context_len − 1, pool − 1)`
 //! (managers/tp_worker.py). So a plan sets `--context-length` to at most the pool: one request
-//! of the full length always fits, and `--max-running-requests` is the number of such requests
-//! the pool holds (or the number asked for).
+//! of the full length always fits. `--max-running-requests` is left to SGLang unless a
+//! concurrency is asked for: SGLang then keeps `min(clamp(pool ÷ context × 512, 2048, 4096),
+//! pool ÷ 2)` request slots (model_executor/model_runner_kv_cache_mixin.py
+//! `_resolve_max_num_reqs`, v0.5.x), which share the pool; with `--concurrency N` the flag is
+//! pinned to N and the context shortened until N requests of it fit the pool.
 //!
 //! Each plan is evaluated by `vramfit_engine::sglang::plan` on the config parsed from the very
 //! command the plan prints, against the free memory it was planned for (`vramfit check` of it,
@@ -69,7 +72,8 @@ pub struct Knobs {
     /// `--mem-fraction-static`, 3 decimals (as SGLang rounds its own default)
     pub mfs: f64,
     pub context_length: u64,
-    pub max_running_requests: u64,
+    /// `--max-running-requests`: None leaves SGLang's own limit (only `--concurrency` pins it)
+    pub max_running_requests: Option<u64>,
     pub chunked_prefill_size: i64,
     pub cuda_graph_max_bs: u64,
     /// `--page-size`: tokens per KV page ([`page_size`])
@@ -128,7 +132,15 @@ impl<'a> Setup<'a> {
         for (f, v) in [
             ("--context-length", k.context_length.to_string()),
             ("--mem-fraction-static", format!("{:.3}", k.mfs)),
-            ("--max-running-requests", k.max_running_requests.to_string()),
+        ] {
+            a.push(f.into());
+            a.push(v);
+        }
+        if let Some(n) = k.max_running_requests {
+            a.push("--max-running-requests".into());
+            a.push(n.to_string());
+        }
+        for (f, v) in [
             ("--chunked-prefill-size", k.chunked_prefill_size.to_string()),
             ("--cuda-graph-max-bs", k.cuda_graph_max_bs.to_string()),
             ("--page-size", k.page_size.to_string()),
@@ -448,7 +460,7 @@ fn solve_one(
         pp,
         mfs: default_mfs,
         context_length: min_len.min(n_ctx),
-        max_running_requests: 1,
+        max_running_requests: req.concurrency,
         chunked_prefill_size: chunk,
         cuda_graph_max_bs: graph_bs,
         page_size: page_size(hw),
@@ -493,7 +505,7 @@ fn solve_one(
             return None;
         }
         k.context_length = ctx;
-        k.max_running_requests = n;
+        k.max_running_requests = req.concurrency;
         let mp = setup.evaluate(&k)?;
         if mp.verdict == Verdict::Fits && mp.kv_cache.tokens >= ctx * n {
             solved = Some(mp);

@@ -90,13 +90,23 @@ pub fn render(
         },
         Setting {
             knob: "--max-running-requests".into(),
-            value: k.max_running_requests.to_string(),
-            why: format!(
-                "pinned; {max_conc} request{} of the full length fit{} the pool at once ({:.2}x)",
-                if max_conc == 1 { "" } else { "s" },
-                if max_conc == 1 { "s" } else { "" },
-                mp.kv_cache.max_concurrency
-            ),
+            value: match k.max_running_requests {
+                Some(n) => n.to_string(),
+                None => "(SGLang's own)".into(),
+            },
+            why: match k.max_running_requests {
+                Some(n) => format!(
+                    "pinned to the {n} asked for; {max_conc} request{} of the full length fit{} the pool at once ({:.2}x)",
+                    if max_conc == 1 { "" } else { "s" },
+                    if max_conc == 1 { "s" } else { "" },
+                    mp.kv_cache.max_concurrency
+                ),
+                None => format!(
+                    "left to SGLang, which keeps {} request slots sharing the {tokens}-token pool (model_runner_kv_cache_mixin.py _resolve_max_num_reqs, v0.5.x): {max_conc} request{} of the full length at once, more when shorter",
+                    own_slots(&mp).map_or("its own number of".to_string(), |s| s.to_string()),
+                    if max_conc == 1 { "" } else { "s" },
+                ),
+            },
         },
         Setting {
             knob: "--kv-cache-dtype".into(),
@@ -140,18 +150,15 @@ pub fn render(
                 format!("what SGLang sets for the TRT-LLM attention backends of this GPU, pinned: the pool is whole pages of {} tokens", k.page_size)
             },
         },
-        Setting {
-            knob: "PYTORCH_CUDA_ALLOC_CONF".into(),
-            value: "expandable_segments:True".into(),
-            why: "fewer fragmentation OOMs in PyTorch's caching allocator (SGLang honours it)".into(),
-        },
+        crate::plan::expandable_segments_setting(
+            "fewer fragmentation OOMs in PyTorch's caching allocator (SGLang honours it)",
+        ),
     ];
     settings.push(setup.headroom.setting());
     let command = command_line(&env, &argv);
-    let (gpu_arg, free_arg) = crate::plan::gpu_args(&setup.hw, &setup.hw);
     Plan {
         engine: "sglang".into(),
-        check: format!("vramfit check --gpu {gpu_arg} --gpu-free {free_arg} -- {command}"),
+        check: crate::plan::check_line(&setup.hw, &setup.hw, &command),
         command,
         argv,
         env,
@@ -162,7 +169,7 @@ pub fn render(
         kv_cache: mp.kv_cache,
         max_model_len: k.context_length,
         max_context,
-        concurrency: k.max_running_requests,
+        concurrency: k.max_running_requests.unwrap_or(max_conc),
         max_concurrency: max_conc,
         est_tokens_per_s: (est * 10.0).round() / 10.0,
         weight_bits,
@@ -174,4 +181,13 @@ pub fn render(
         split,
         planned_free_bytes: setup.hw.gpus.iter().map(|g| g.free_bytes).collect(),
     }
+}
+
+/// The request slots SGLang derives when `--max-running-requests` is not given, as the engine
+/// model reports them (its `max_running_requests` setting).
+pub fn own_slots(mp: &MemoryPlan) -> Option<u64> {
+    mp.settings
+        .iter()
+        .find(|(k, _)| k == "max_running_requests")
+        .and_then(|(_, v)| v.parse().ok())
 }

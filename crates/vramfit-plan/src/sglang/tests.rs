@@ -156,7 +156,6 @@ fn plan_sits_on_the_pool_boundary() {
     for knob in [
         "--context-length",
         "--mem-fraction-static",
-        "--max-running-requests",
         "--chunked-prefill-size",
         "--cuda-graph-max-bs",
         "--kv-cache-dtype",
@@ -195,6 +194,23 @@ fn asked_concurrency_shortens_the_context() {
         &[KV_FP8],
     )[0];
     assert_eq!(four.concurrency, 4);
+    // pinned only when asked: SGLang keeps its own request limit otherwise
+    assert!(
+        four.command.contains("--max-running-requests 4 "),
+        "{}",
+        four.command
+    );
+    assert!(
+        !one.command.contains("--max-running-requests"),
+        "{}",
+        one.command
+    );
+    let own = one
+        .settings
+        .iter()
+        .find(|s| s.knob == "--max-running-requests")
+        .unwrap();
+    assert!(own.why.contains("request slots"), "{}", own.why);
     assert!(four.max_model_len * 4 <= four.kv_cache.tokens);
     assert!(four.max_model_len <= one.max_model_len);
     // too many requests of a fixed context: no plan

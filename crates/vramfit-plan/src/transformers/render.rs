@@ -194,14 +194,13 @@ pub fn render(s: &Setup, k: &Knobs, max_total: u64, why_split: Option<String>) -
         ),
         s.headroom.setting(),
     ]);
-    let (gpu_arg, free_arg) = crate::plan::gpu_args(&s.real_hw, &s.hw);
     let mut devices = mp.devices.clone();
     for (d, g) in devices.iter_mut().zip(&s.real_hw.gpus) {
         d.free_bytes = g.free_bytes;
     }
     Some(Plan {
         engine: "transformers".into(),
-        check: format!("vramfit check --gpu {gpu_arg} --gpu-free {free_arg} -- {command}"),
+        check: crate::plan::check_line(&s.real_hw, &s.hw, &command),
         command,
         argv,
         env,

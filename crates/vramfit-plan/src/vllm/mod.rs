@@ -427,11 +427,9 @@ fn render(setup: &Setup, k: &Knobs, mp: MemoryPlan, max_context: u64, max_conc: 
             value: format!("{}/{}", k.tp, k.pp),
             why: format!("{split}: TP is the largest power of two dividing both the GPU count and the {heads} attention heads, PP takes the rest"),
         },
-        Setting {
-            knob: "PYTORCH_CUDA_ALLOC_CONF".into(),
-            value: "expandable_segments:True".into(),
-            why: "fewer fragmentation OOMs in PyTorch's caching allocator".into(),
-        },
+        crate::plan::expandable_segments_setting(
+            "fewer fragmentation OOMs in PyTorch's caching allocator",
+        ),
     ];
     if k.cpu_offload_gib > 0 {
         settings.push(Setting {
@@ -440,11 +438,10 @@ fn render(setup: &Setup, k: &Knobs, mp: MemoryPlan, max_context: u64, max_conc: 
             why: format!("the fewest whole GiB of weights in host RAM that let {} tokens start; read over PCIe every step (~{} GB/s). Check that it takes effect: vllm#51396 (open, Aug 2026) reports it silently ignored where the V2 model runner is used (the default for most models; fix in PR #48468), which then ends in an OOM", k.max_model_len.unwrap_or(0), speed::PCIE_BANDWIDTH_GBPS),
         });
     }
-    let (gpu_arg, free_arg) = crate::plan::gpu_args(setup.hw, setup.hw);
     let command = command_line(&env, &argv);
     Plan {
         engine: "vllm".into(),
-        check: format!("vramfit check --gpu {gpu_arg} --gpu-free {free_arg} -- {command}"),
+        check: crate::plan::check_line(setup.hw, setup.hw, &command),
         command,
         argv,
         env,

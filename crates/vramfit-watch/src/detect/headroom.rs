@@ -33,7 +33,13 @@ impl Detector for HeadroomDetector {
             .map(|p| p.used_bytes)
             .fold(0u64, u64::saturating_add);
         let trend = series.trend();
-        let climbing = forecast::forecast(g.gpu, trend.as_ref(), g.total_bytes).time_to_oom_s;
+        let climbing = forecast::forecast_after(
+            g.gpu,
+            trend.as_ref(),
+            g.total_bytes,
+            cfg.leak_min_span_s - 0.5,
+        )
+        .time_to_oom_s;
         // Who did the climbing: when it is another process, that process is the cause.
         let other_grew = trend
             .and_then(|f| top_grower(series, series.now() - f.span_s))

@@ -55,7 +55,7 @@ impl Detector for LeakDetector {
             self.active = false;
             return vec![];
         }
-        let fc = forecast::forecast(g.gpu, Some(&f), total);
+        let fc = forecast::forecast_after(g.gpu, Some(&f), total, cfg.leak_min_span_s - 0.5);
         let when = match (fc.time_to_oom_s, fc.low_s, fc.high_s) {
             (Some(t), Some(lo), Some(hi)) => format!(
                 "at this rate it runs out in {} ({}-{})",

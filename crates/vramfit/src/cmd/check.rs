@@ -6,6 +6,7 @@
 use crate::error::{CliError, CmdResult};
 use crate::gpu_spec;
 use crate::render;
+use vramfit_engine::cmdline::startup::{self, same_release, LogRelease};
 use vramfit_engine::cmdline::{Command, EngineKind};
 use vramfit_engine::{llamacpp, ollama, sglang, transformers, vllm, Hardware, MemoryPlan, Verdict};
 use vramfit_model::resolve::Resolved;
@@ -47,7 +48,17 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CmdResult {
+    // the release the log states about itself selects the release modelled (cmdline/startup.rs)
+    let ollama = is_engine(&args.command, EngineKind::Ollama);
+    let engine = Command::parse(&args.command).ok().and_then(|c| c.engine);
+    let log_release = match &args.from_log {
+        // a log of another engine than the command's is refused with the calibration below
+        Some(log) => log_release(log, ollama)?.filter(|r| Some(r.engine) == engine),
+        None => None,
+    };
     let cal = match &args.from_log {
+        // Ollama logs give the release only: calibrate reads vLLM, SGLang and llama.cpp logs
+        Some(_) if ollama => None,
         Some(log) => {
             let mut c = super::calibrate::from_log(log, args.gpu.as_deref(), None, None)?;
             if c.model.is_empty() {
@@ -72,7 +83,7 @@ pub fn run(args: Args) -> CmdResult {
                 Err(_)
                     if args.gpu.is_none()
                         && args.gpu_free.is_none()
-                        && is_llama_cpp(&args.command) =>
+                        && is_engine(&args.command, EngineKind::LlamaCpp) =>
                 {
                     gpu_spec::cpu_only()
                 }
@@ -80,25 +91,66 @@ pub fn run(args: Args) -> CmdResult {
             }
         }
     };
-    let version = args
-        .engine_version
-        .clone()
-        .or_else(|| cal.as_ref().and_then(|c| c.engine_version.clone()));
+    let mut release_notes = Vec::new();
+    let release = match (&args.engine_version, &log_release) {
+        (Some(v), Some(r)) => {
+            if !same_release(v, &r.version) {
+                release_notes.push(format!(
+                    "--engine-version {v} is used, not the {} of the log's startup line `{}`",
+                    r.version, r.line
+                ));
+            }
+            Some(Release::given(v))
+        }
+        (Some(v), None) => Some(Release::given(v)),
+        (None, Some(r)) => Some(Release {
+            version: r.version.clone(),
+            source: format!("the log's startup line `{}`", r.line),
+            from_log: true,
+        }),
+        (None, None) => cal
+            .as_ref()
+            .and_then(|c| c.engine_version.clone())
+            .map(|v| Release {
+                version: v,
+                source: "the log".into(),
+                from_log: true,
+            }),
+    };
     let mut plan = match &args.python {
         Some(file) => {
             let src = crate::cmd::python::read_source(file)?;
-            crate::cmd::python::check_source(&src, &hw, version.as_deref())?
+            let version = release.as_ref().map(|r| r.version.as_str());
+            crate::cmd::python::check_source(&src, &hw, version)?
         }
-        None => check(&args.command, &hw, version.as_deref())?,
+        None => check_release(&args.command, &hw, release.as_ref())?,
     };
+    for g in hw
+        .gpus
+        .iter()
+        .filter(|g| g.unified && g.name.starts_with("Apple"))
+    {
+        if !g.name.ends_with("GB") {
+            release_notes.push(format!(
+                "{}: planned with its largest memory configuration; give the Mac's, e.g. --gpu \"{} 32GB\"",
+                g.name,
+                g.name.trim_start_matches("Apple ")
+            ));
+            break;
+        }
+    }
+    release_notes.append(&mut plan.notes);
+    plan.notes = release_notes;
     let block = match &cal {
         Some(c) => Some(super::from_log::finish(&mut plan, c)?),
         None => super::from_log::stored_block(&plan),
     };
     let ram = crate::cmd::fit::host_ram(args.ram.as_deref())?;
+    // a Mac has no nvidia-smi and its limit is Metal's working set, said above
+    let apple = hw.gpus.iter().any(vramfit_engine::hardware::is_apple);
     margin_notes(
         &mut plan,
-        args.gpu.is_some() && args.gpu_free.is_none() && cal.is_none(),
+        args.gpu.is_some() && args.gpu_free.is_none() && cal.is_none() && !apple,
     );
     if let Some((bytes, from)) = ram {
         ram_note(&mut plan, bytes, from, args.ram.is_some());
@@ -176,28 +228,77 @@ fn ram_note(plan: &mut MemoryPlan, ram: u64, from: &str, given: bool) {
     }
 }
 
-fn is_llama_cpp(command: &[String]) -> bool {
-    Command::parse(command).is_ok_and(|c| c.engine == Some(EngineKind::LlamaCpp))
+fn is_engine(command: &[String], engine: EngineKind) -> bool {
+    Command::parse(command).is_ok_and(|c| c.engine == Some(engine))
 }
 
-/// Run the engine model for a pasted command.
+/// The release the log's startup line states (`vLLM API server version X`, llama.cpp's
+/// `build: N (commit)`, Ollama's `Listening on ... (version X)`); for an Ollama command the
+/// log must be an Ollama server log, as nothing else is read from it.
+fn log_release(path: &str, ollama: bool) -> Result<Option<LogRelease>, CliError> {
+    let text = super::calibrate::read_text(path)?;
+    let r = startup::release_in_log(&text).map_err(|e| CliError::input(format!("{path}: {e}")))?;
+    match r {
+        Some(r) if ollama && r.engine != EngineKind::Ollama => Err(CliError::input(format!(
+            "{path} is a {} log, the command runs ollama: give the Ollama server's log (journalctl -u ollama, ~/.ollama/logs/server.log)",
+            r.engine.name()
+        ))),
+        None if ollama => Err(CliError::input(format!(
+            "{path}: no `Listening on ... (version X)` line, so not an Ollama server log: give the log from the server's start (journalctl -u ollama, ~/.ollama/logs/server.log)"
+        ))),
+        // a source build (0.0.0) names no release: the command's or the current one is used
+        Some(r) if startup::is_dev_build(&r) => Ok(None),
+        r => Ok(r),
+    }
+}
+
+/// The engine release to model and where it was read.
+#[derive(Debug, Clone)]
+pub struct Release {
+    pub version: String,
+    /// `--engine-version`, or the log's startup line
+    pub source: String,
+    pub from_log: bool,
+}
+
+impl Release {
+    fn given(v: &str) -> Release {
+        Release {
+            version: v.to_string(),
+            source: "--engine-version".into(),
+            from_log: false,
+        }
+    }
+}
+
+/// Run the engine model for a pasted command (`version`: `--engine-version`).
 pub fn check(
     command: &[String],
     hw: &Hardware,
     version: Option<&str>,
 ) -> Result<MemoryPlan, CliError> {
+    check_release(command, hw, version.map(Release::given).as_ref())
+}
+
+/// [`check`] with the release and where it comes from: a release given (flag or log) wins over
+/// one the pasted text names (image tag, pip line), and a disagreement is reported.
+pub fn check_release(
+    command: &[String],
+    hw: &Hardware,
+    release: Option<&Release>,
+) -> Result<MemoryPlan, CliError> {
     let cmd = Command::parse(command).map_err(|e| CliError::input(e.to_string()))?;
-    // a release named in the pasted text (image tag, pip line) when --engine-version is not given
-    if let (None, Some(e)) = (version, &cmd.hints.image_error) {
+    // a release named in the pasted text (image tag, pip line) when none is given
+    if let (None, Some(e)) = (release, &cmd.hints.image_error) {
         return Err(CliError::input(e.clone()));
     }
     if let Some(e) = &cmd.hints.error {
         return Err(CliError::input(e.clone()));
     }
     let named = cmd.engine.and_then(|e| cmd.hints.version_for(e));
-    let hint = named.filter(|_| version.is_none());
-    let version = version
-        .map(String::from)
+    let hint = named.filter(|_| release.is_none());
+    let version = release
+        .map(|r| r.version.clone())
         .or(hint.map(|h| h.version.clone()));
     let mut hw = hw.clone();
     let mut notes = hw.apply_unified(cmd.hints.wired_limit_mb);
@@ -207,12 +308,25 @@ pub fn check(
             h.version, h.source
         ));
     }
-    if let (Some(v), Some(h)) = (&version, named.filter(|_| hint.is_none())) {
-        if *v != h.version {
-            notes.push(format!(
-                "--engine-version {v} is used, not the {} of {}",
-                h.version, h.source
-            ));
+    if let Some(r) = release.filter(|r| r.from_log) {
+        notes.push(format!(
+            "engine release {} read from {}",
+            r.version, r.source
+        ));
+    }
+    if let (Some(r), Some(h)) = (release, named.filter(|_| hint.is_none())) {
+        if !same_release(&r.version, &h.version) {
+            notes.push(if r.from_log {
+                format!(
+                    "conflict: the command's {} names {}, but the log ran {}: the log's release is modelled; if the command is what you will run, check it without --from-log",
+                    h.source, h.version, r.version
+                )
+            } else {
+                format!(
+                    "--engine-version {} is used, not the {} of {}",
+                    r.version, h.version, h.source
+                )
+            });
         }
     }
     if matches!(cmd.engine, Some(EngineKind::Vllm | EngineKind::Sglang))
@@ -250,11 +364,30 @@ fn check_engine(
                 })?),
                 None => None,
             };
-            let cfg = llamacpp::parse(&cmd.program, &cmd.args, &cmd.env, build).map_err(|e| CliError::input(e.to_string()))?;
+            let mut cfg = llamacpp::parse(&cmd.program, &cmd.args, &cmd.env, build).map_err(|e| CliError::input(e.to_string()))?;
             let model = cfg.model_path.clone().or(cfg.hf_repo.clone()).unwrap_or_default();
             let r = load(&model)?;
             let weights = gguf_weights(&r)?;
             let mut plan = llamacpp::plan(&r.spec, &weights, &cfg, hw);
+            // llama.cpp#21489: --fit keeps the projector's memory free on the first GPU
+            let proj = super::extras::projector_gpu_bytes(&plan, &cmd, &r.spec);
+            if proj > 0
+                && llamacpp::autofit::enabled(&cfg)
+                && (!cfg.build_given || cfg.build.has(llamacpp::version::change::MMPROJ_FIT))
+            {
+                let n = hw.gpus.len().max(1);
+                if cfg.fit_target_mib.len() == 1 && n > 1 {
+                    cfg.fit_target_mib = vec![cfg.fit_target_mib[0]; n];
+                }
+                if let Some(t) = cfg.fit_target_mib.first_mut() {
+                    *t += proj.div_ceil(1 << 20);
+                }
+                plan = llamacpp::plan(&r.spec, &weights, &cfg, hw);
+                plan.notes.push(format!(
+                    "--fit keeps {} MiB more free on the first GPU for the vision projector (its weights and warm-up compute; llama.cpp#21489)",
+                    proj.div_ceil(1 << 20)
+                ));
+            }
             super::extras::add(&mut plan, &cmd, &r.spec);
             Ok(plan)
         }

@@ -3,23 +3,48 @@
 //! projector files, the usual model resolution for drafts) and added to the plan.
 
 use vramfit_engine::cmdline::{Command, EngineKind};
+use vramfit_engine::extras::clip::ClipDims;
 use vramfit_engine::extras::{self, Budget, Context, Loaded};
 use vramfit_engine::MemoryPlan;
 use vramfit_model::source::FileSource;
 use vramfit_model::ModelSpec;
 
-/// Count the command's extras in `plan` (the model's own plan, already computed).
-pub fn add(plan: &mut MemoryPlan, cmd: &Command, spec: &ModelSpec) {
-    let Some(engine) = cmd.engine else { return };
+/// Bytes the vision projector takes on the first GPU (its tensors and its warm-up compute
+/// buffer), for llama.cpp's `--fit`, which keeps that much free (ggml-org/llama.cpp#21489).
+pub fn projector_gpu_bytes(plan: &MemoryPlan, cmd: &Command, spec: &ModelSpec) -> u64 {
+    let Some(ctx) = context(plan, cmd, spec) else {
+        return 0;
+    };
+    let (found, _) = extras::collect(&ctx, &load);
+    found
+        .iter()
+        .filter(|e| e.what.starts_with("vision projector"))
+        .map(|e| e.device_bytes.first().copied().unwrap_or(0))
+        .sum()
+}
+
+fn context<'a>(plan: &MemoryPlan, cmd: &'a Command, spec: &'a ModelSpec) -> Option<Context<'a>> {
+    let engine = cmd.engine?;
     let per_token_f16 = spec.kv_bytes_per_token(1.0).max(1);
-    let ctx = Context {
+    Some(Context {
         engine,
         args: &cmd.args,
         spec,
         devices: plan.devices.len(),
         kv_elem_bytes: plan.kv_cache.bytes_per_token as f64 / per_token_f16 as f64,
         kv_tokens: plan.kv_cache.tokens,
+        vision: vramfit_model::catalog::find_model(&spec.id)
+            .and_then(|m| m.config.get("vision_config"))
+            .and_then(ClipDims::from_vision_config),
+    })
+}
+
+/// Count the command's extras in `plan` (the model's own plan, already computed).
+pub fn add(plan: &mut MemoryPlan, cmd: &Command, spec: &ModelSpec) {
+    let Some(ctx) = context(plan, cmd, spec) else {
+        return;
     };
+    let engine = ctx.engine;
     let (found, notes) = extras::collect(&ctx, &load);
     if !found.is_empty() {
         // the engine model's own "not modelled" notes for the flags counted here
@@ -64,9 +89,21 @@ fn load(name: &str) -> Result<Loaded, String> {
         let src = FileSource::open(path).map_err(|e| format!("cannot open {name}: {e}"))?;
         let g = vramfit_model::gguf::read_gguf(&src).map_err(|e| format!("{name}: {e}"))?;
         let spec = vramfit_model::resolve::spec_from_gguf(name, &g).ok();
+        // a projector (tools/mtmd/clip.cpp load_hparams): its encoder widths
+        let k = |key: &str| g.get_u64(&format!("clip.vision.{key}"));
+        let clip = (|| {
+            Some(ClipDims {
+                image_size: k("image_size")?,
+                patch_size: k("patch_size").filter(|p| *p > 0)?,
+                n_embd: k("embedding_length")?,
+                n_ff: k("feed_forward_length")?,
+                n_head: k("attention.head_count")?,
+            })
+        })();
         return Ok(Loaded {
             spec,
             weight_bytes: g.weight_set().total_bytes(),
+            clip,
         });
     }
     let r = super::check::load(name).map_err(|e| e.message)?;
@@ -83,5 +120,6 @@ fn load(name: &str) -> Result<Loaded, String> {
     Ok(Loaded {
         spec: Some(r.spec),
         weight_bytes,
+        clip: None,
     })
 }

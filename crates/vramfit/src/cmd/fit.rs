@@ -152,8 +152,29 @@ pub fn run(args: Args) -> CmdResult {
             "--quants chooses GGUF quants (llama.cpp, Ollama) or BF16/INT8/NF4 (transformers); vLLM and SGLang plan every precision they load: drop --quants or add --engine llama.cpp",
         ));
     }
+    // Apple Silicon: the GPU's share of the unified memory as check takes it, and only the
+    // engines with a Metal backend (vLLM and SGLang have none; the transformers planner
+    // models CUDA): check refuses those commands there
+    let mut unified_notes = hw.apply_unified(None);
+    if hw.gpus.iter().any(vramfit_engine::hardware::is_apple) {
+        let before = req.engines.clone();
+        req.engines
+            .retain(|e| matches!(e, Engine::LlamaCpp | Engine::Ollama));
+        if req.engines.is_empty() {
+            return Err(CliError::input(format!(
+                "--engine {}: no Metal backend; on Apple Silicon ({}) plan llama.cpp or Ollama: --engine llama.cpp,ollama",
+                args.engine, hw.gpus[0].name
+            )));
+        }
+        if req.engines.len() < before.len() {
+            unified_notes.push(
+                "Apple Silicon: vLLM, SGLang and transformers (CUDA) plans left out; llama.cpp and Ollama run on Metal".into(),
+            );
+        }
+    }
     let model = Model::load(&args.model).map_err(|e| CliError::input(e.to_string()))?;
-    let res = solve::fit(&model, &hw, &req).map_err(|e| CliError::input(e.to_string()))?;
+    let mut res = solve::fit(&model, &hw, &req).map_err(|e| CliError::input(e.to_string()))?;
+    res.notes.extend(unified_notes);
     if args.json {
         println!(
             "{}",

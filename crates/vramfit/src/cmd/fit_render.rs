@@ -45,13 +45,14 @@ fn kv_name(p: &Plan) -> String {
         .unwrap_or_else(|| format!("{}-bit", p.kv_bits))
 }
 
-/// Plans that differ only in the KV cache type: same engine, weights, placement and split.
+/// Plans that differ only in the KV cache type: same engine, weights and split, both on the
+/// GPUs or both offloading (an offload plan's KV type moves a few experts or layers; the
+/// sibling line gives its context, `--explain` its placement).
 fn same_but_kv(a: &Plan, b: &Plan) -> bool {
     a.engine == b.engine
         && a.weight_format == b.weight_format
         && a.split == b.split
         && a.gpu_resident == b.gpu_resident
-        && a.host.weights_bytes == b.host.weights_bytes
         && a.argv.first() == b.argv.first()
         && model_word(a) == model_word(b)
 }
@@ -93,7 +94,7 @@ pub fn fold(plans: &[Plan]) -> Vec<(usize, Vec<usize>)> {
 }
 
 fn ctx_text(n: u64) -> String {
-    if n >= 1024 && n % 1024 == 0 {
+    if n >= 1024 && n.is_multiple_of(1024) {
         format!("{}k", n / 1024)
     } else {
         n.to_string()
@@ -303,6 +304,19 @@ pub fn report(res: &FitResult, hw: &Hardware, o: &Options) -> String {
     }
     for n in &res.notes {
         let _ = writeln!(out, "note: {n}");
+    }
+    if res
+        .plans
+        .iter()
+        .any(|p| p.engine == "llama.cpp" || p.engine == "ollama")
+    {
+        // the margin policy shared with check (vramfit_engine::margin): `--fit off` drops
+        // llama.cpp's own margin, so the plan keeps at least that much itself
+        let _ = writeln!(
+            out,
+            "margin: llama.cpp/Ollama plans keep at least llama.cpp's own --fit-target ({} per GPU) free, as `check` does; their --fit off only stops llama.cpp re-placing what was planned",
+            vramfit_model::units::fmt_bytes(vramfit_engine::margin::LLAMACPP_FIT_TARGET_BYTES)
+        );
     }
     let _ = writeln!(
         out,

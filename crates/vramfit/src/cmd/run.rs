@@ -84,6 +84,8 @@ pub fn run(args: Args) -> CmdResult {
             launch.words.first().cloned().unwrap_or_default()
         )));
     }
+    crate::live::proc::executable(launch.words.first().map(String::as_str).unwrap_or(""))
+        .map_err(CliError::input)?;
     if !args.no_check {
         let hw = match gpu_spec::hardware(args.gpu.as_deref(), None) {
             Err(_) if args.gpu.is_none() => Ok(gpu_spec::cpu_only()),

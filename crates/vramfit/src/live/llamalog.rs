@@ -16,6 +16,9 @@ pub struct Buffers {
     pub compute_bytes: u64,
     /// compute buffers per buffer type, in the order printed (`CPU`, `CUDA0`, `CUDA_Host`)
     pub compute_by_device: Vec<(String, u64)>,
+    /// model + KV + output + compute per buffer type, in the order first printed
+    /// (`CPU_Mapped`, `CUDA0`, `CUDA1`, `CUDA_Host`)
+    pub by_device: Vec<(String, u64)>,
     pub n_ctx: Option<u64>,
     /// `build: 11312 (0c1e5709)` or `version: ...`
     pub build: Option<String>,
@@ -27,9 +30,45 @@ impl Buffers {
         self.model_bytes + self.kv_bytes + self.output_bytes + self.compute_bytes
     }
 
+    /// What GPU `i` holds: the buffers of a device named with that index (`CUDA1`, `ROCm1`,
+    /// `Vulkan1`, `SYCL1`; Apple's single `Metal`/`MTL0` is 0), host buffer types left out.
+    pub fn on_gpu(&self, i: usize) -> u64 {
+        self.by_device
+            .iter()
+            .filter(|(d, _)| gpu_index(d) == Some(i))
+            .map(|(_, v)| v)
+            .sum()
+    }
+
     /// True once the compute buffers are reserved: the context exists.
     pub fn complete(&self) -> bool {
         !self.compute_by_device.is_empty()
+    }
+}
+
+/// The GPU index in a llama.cpp buffer-type name; None for host types (`CPU`, `CUDA_Host`).
+fn gpu_index(dev: &str) -> Option<usize> {
+    if dev.contains("Host") || dev.starts_with("CPU") {
+        return None;
+    }
+    if dev == "Metal" {
+        return Some(0);
+    }
+    let digits: String = dev
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_digit())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    digits.parse().ok()
+}
+
+fn add(by: &mut Vec<(String, u64)>, dev: &str, v: u64) {
+    match by.iter_mut().find(|(d, _)| d == dev) {
+        Some(e) => e.1 += v,
+        None => by.push((dev.to_string(), v)),
     }
 }
 
@@ -54,16 +93,21 @@ fn mib_after(line: &str, key: &str) -> Option<(String, u64)> {
 pub fn read(log: &str) -> Buffers {
     let mut b = Buffers::default();
     for line in log.lines() {
-        if let Some((_, v)) = mib_after(line, "model buffer size") {
+        if let Some((dev, v)) = mib_after(line, "model buffer size") {
             b.model_bytes += v;
-        } else if let Some((_, v)) = mib_after(line, "KV buffer size") {
+            add(&mut b.by_device, &dev, v);
+        } else if let Some((dev, v)) = mib_after(line, "KV buffer size") {
             b.kv_bytes += v;
-        } else if let Some((_, v)) = mib_after(line, "output buffer size") {
+            add(&mut b.by_device, &dev, v);
+        } else if let Some((dev, v)) = mib_after(line, "output buffer size") {
             b.output_bytes += v;
-        } else if let Some((_, v)) = mib_after(line, "RS buffer size") {
+            add(&mut b.by_device, &dev, v);
+        } else if let Some((dev, v)) = mib_after(line, "RS buffer size") {
             b.kv_bytes += v;
+            add(&mut b.by_device, &dev, v);
         } else if let Some((dev, v)) = mib_after(line, "compute buffer size") {
             b.compute_bytes += v;
+            add(&mut b.by_device, &dev, v);
             b.compute_by_device.push((dev, v));
         } else if let Some(i) = line.find("n_ctx ") {
             // `llama_context: n_ctx         = 4096`
@@ -74,10 +118,16 @@ pub fn read(log: &str) -> Buffers {
                 }
             }
         } else if b.build.is_none() {
-            if let Some(i) = line.find("build: ") {
-                let v = line[i + 7..].trim();
-                if v.starts_with(|c: char| c.is_ascii_digit()) {
-                    b.build = Some(v.to_string());
+            // `build: 11312 (0c1e5709) with cc` (older), `common_params_print_info: build 1
+            // (0c1e570) with GNU` (recent; a checkout without history prints build 1, and only
+            // the commit in parentheses names it)
+            for key in ["build: ", "build "] {
+                if let Some(i) = line.find(key) {
+                    let v = line[i + key.len()..].trim();
+                    if v.starts_with(|c: char| c.is_ascii_digit()) {
+                        b.build = Some(v.to_string());
+                        break;
+                    }
                 }
             }
         }
@@ -129,6 +179,22 @@ sched_reserve:        CPU compute buffer size =   294.01 MiB\n";
         assert_eq!(b.compute_bytes, (294.01 * MIB).round() as u64);
         assert_eq!(b.build.as_deref(), Some("11312 (0c1e5709) with cc"));
         assert!(b.complete());
+        assert_eq!(b.on_gpu(0), 0);
+        let recent = "0.00.014.674 I cmn  common_param: common_params_print_info: build 1 (0c1e570) with GNU 12.2.0 for Linux x86_64\n";
+        assert_eq!(
+            read(recent).build.as_deref(),
+            Some("1 (0c1e570) with GNU 12.2.0 for Linux x86_64")
+        );
+        let two = "load_tensors:        CUDA0 model buffer size =   100.00 MiB\n\
+load_tensors:        CUDA1 model buffer size =    50.00 MiB\n\
+load_tensors:   CPU_Mapped model buffer size =    10.00 MiB\n\
+llama_kv_cache:      CUDA1 KV buffer size =     8.00 MiB\n\
+sched_reserve:      CUDA0 compute buffer size =    20.00 MiB\n\
+sched_reserve:  CUDA_Host compute buffer size =     4.00 MiB\n";
+        let b = read(two);
+        assert_eq!(b.on_gpu(0), 120 << 20);
+        assert_eq!(b.on_gpu(1), 58 << 20);
+        assert_eq!(b.total(), 192 << 20);
         assert!(failure(
             "ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 1"
         )

@@ -3,6 +3,7 @@
 //! loopback (`openai`). Used by `probe`, `stress` and `run`.
 
 pub mod argv;
+pub mod group;
 pub mod llamalog;
 pub mod openai;
 pub mod proc;

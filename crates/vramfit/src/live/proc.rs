@@ -188,6 +188,30 @@ impl Engine {
     }
 }
 
+/// The program a command starts can be started: a path that is an executable file, or a name
+/// found on `PATH` (as `execvp` would look it up). Checked before anything else is done, so a
+/// typo is one line, not a check report followed by a failed launch.
+pub fn executable(prog: &str) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let is_exe = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found = if prog.contains('/') {
+        is_exe(std::path::Path::new(prog))
+    } else {
+        std::env::var_os("PATH")
+            .is_some_and(|path| std::env::split_paths(&path).any(|d| is_exe(&d.join(prog))))
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(format!(
+            "cannot start '{prog}': no such executable{}; check that the program is installed and on PATH",
+            if prog.contains('/') { "" } else { " on PATH" }
+        ))
+    }
+}
+
 /// A free TCP port on 127.0.0.1 for an engine we launch.
 pub fn free_port() -> Result<u16, String> {
     let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;

@@ -55,11 +55,14 @@ pub fn check(argv: &[String], hw: &Hardware) -> MemoryPlan {
     }
 }
 
-/// The command with `flag`'s value replaced.
+/// The command with `flag`'s value replaced (the flag added when the command leaves it out).
 pub fn with_flag(argv: &[String], flag: &str, value: u64) -> Vec<String> {
     let mut a = argv.to_vec();
-    let i = a.iter().position(|x| x == flag).expect("flag present");
-    a[i + 1] = value.to_string();
+    match a.iter().position(|x| x == flag) {
+        Some(i) => a[i + 1] = value.to_string(),
+        // a flag the plan leaves to the engine (SGLang's --max-running-requests): added
+        None => a.extend([flag.to_string(), value.to_string()]),
+    }
     a
 }
 

@@ -43,28 +43,89 @@ pub fn build_info(server: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// The llama.cpp build number the binary reports (`--version`: `version: 11312 (0c1e5709)`).
-pub fn build_number(server: &Path) -> Option<String> {
-    // BUILD_INFO first: the sdist's shallow checkout makes the binary print no real number
-    if let Some(n) = build_info(server)
-        .lines()
-        .find_map(|l| l.strip_prefix("llama_cpp_build="))
-        .filter(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty())
-    {
-        return Some(format!("b{n}"));
-    }
-    let out = Command::new(server).arg("--version").output().ok()?;
+/// (build number, commit) as the binary's `--version` prints them: `version: 0.5.0-dev (build 1,
+/// commit 0c1e570)` (recent) or `version: 11312 (0c1e5709)` (older).
+fn version_of(server: &Path) -> (Option<u64>, Option<String>) {
+    let Ok(out) = Command::new(server).arg("--version").output() else {
+        return (None, None);
+    };
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    let line = text.lines().find(|l| l.contains("version:"))?;
-    let n: String = line
-        .split("version:")
-        .nth(1)?
-        .trim()
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect();
-    (!n.is_empty() && n != "0" && n != "1").then(|| format!("b{n}"))
+    let Some(line) = text.lines().find(|l| l.contains("version:")) else {
+        return (None, None);
+    };
+    let digits = |s: &str| -> Option<u64> {
+        let n: String = s
+            .trim()
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        n.parse().ok()
+    };
+    let hexword = |s: &str| -> Option<String> {
+        let h: String = s
+            .trim()
+            .chars()
+            .take_while(|c| c.is_ascii_hexdigit())
+            .collect();
+        (h.len() >= 7).then_some(h)
+    };
+    if let Some(i) = line.find("(build ") {
+        let rest = &line[i + 7..];
+        let commit = rest.find("commit ").and_then(|j| hexword(&rest[j + 7..]));
+        return (digits(rest), commit);
+    }
+    let rest = line.split("version:").nth(1).unwrap_or("");
+    (
+        digits(rest),
+        rest.find('(').and_then(|j| hexword(&rest[j + 1..])),
+    )
+}
+
+/// The llama.cpp release (`b11312`) the binary is, and how that was established. A real build
+/// number from `--version` names it; a checkout without history prints build 1, and then the
+/// commit it prints must be the one BUILD_INFO records, whose release tag
+/// (scripts/build_llama_server.sh: the tag that points at that commit) names it.
+pub fn identify(server: &Path) -> (Option<String>, String) {
+    let (n, commit) = version_of(server);
+    if let Some(n) = n.filter(|n| *n > 1) {
+        return (Some(format!("b{n}")), format!("--version prints build {n}"));
+    }
+    let info = build_info(server);
+    let field = |k: &str| {
+        info.lines()
+            .find_map(|l| l.strip_prefix(k))
+            .map(str::to_string)
+    };
+    let (Some(c), Some(recorded)) = (commit.clone(), field("llama_cpp_commit=")) else {
+        return (
+            None,
+            format!("no build number, commit {commit:?}, no BUILD_INFO commit"),
+        );
+    };
+    if !recorded.starts_with(&c) {
+        return (
+            None,
+            format!("the binary prints commit {c} but BUILD_INFO records {recorded}: rebuild it"),
+        );
+    }
+    match field("llama_cpp_build=")
+        .filter(|b| b.chars().all(|x| x.is_ascii_digit()) && !b.is_empty())
+    {
+        Some(b) => (
+            Some(format!("b{b}")),
+            format!(
+                "--version prints build {}, commit {c} = {recorded}, tagged b{b}",
+                n.unwrap_or(0)
+            ),
+        ),
+        None => (None, format!("commit {c} has no known release tag")),
+    }
+}
+
+/// The llama.cpp release the binary is (see [`identify`]).
+pub fn build_number(server: &Path) -> Option<String> {
+    identify(server).0
 }
 
 /// The test models (scripts/make_llama_models.py), written once per machine into the temp dir.

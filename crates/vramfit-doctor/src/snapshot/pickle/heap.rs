@@ -248,11 +248,14 @@ impl Heap {
             let key = self.memo_key[i];
             if key != NO_KEY {
                 if let Some(s) = &self.shared {
+                    // read before `contains`, as in Memo::put: only a pass already finished may
+                    // let an unseen key go
+                    let done = s.done();
                     if s.contains(key as u64) {
                         self.pinned[i] = true;
                         continue;
                     }
-                    if !s.done() {
+                    if !done {
                         self.deferred.push(i as u32);
                         continue;
                     }

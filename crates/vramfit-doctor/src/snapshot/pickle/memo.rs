@@ -81,19 +81,25 @@ impl Memo {
                 sparse,
                 shared,
             } => {
+                // `done` is read before `contains`: a pass that finishes between the two reads
+                // must not turn "not seen yet" into "never fetched" (the Acquire load makes every
+                // key the pass inserted visible to the `contains` that follows it).
                 let v = match shared {
                     None => {
                         heap.pin(v);
                         v
                     }
-                    Some(keys) if keys.contains(key) => {
-                        heap.pin(v);
-                        v
-                    }
-                    Some(keys) if keys.done() => Value::None,
-                    Some(_) => {
-                        heap.note_memo(v, key);
-                        v
+                    Some(keys) => {
+                        let done = keys.done();
+                        if keys.contains(key) {
+                            heap.pin(v);
+                            v
+                        } else if done {
+                            Value::None
+                        } else {
+                            heap.note_memo(v, key);
+                            v
+                        }
                     }
                 };
                 let n = dense.len() as u64;

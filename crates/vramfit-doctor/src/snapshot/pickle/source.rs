@@ -373,11 +373,14 @@ impl SharedKeys {
         self.done.load(Ordering::Acquire)
     }
 
-    /// Runs the first pass over `src` to its end, then marks the answer final.
+    /// Runs the first pass over `src` to its end, then marks the answer final. A pass that
+    /// fails or is stopped never marks it final: its key set may be short, so the second pass
+    /// keeps every entry it cannot decide (more memory, never a dropped object).
     pub fn scan<R: Read>(&self, src: &mut Source<'_, R>) {
         let mut keys = SinkKeys::Shared(self);
-        let _ = scan_into(src, &mut keys);
-        self.done.store(true, Ordering::Release);
+        if scan_into(src, &mut keys).is_ok() && !self.stop.load(Ordering::Relaxed) {
+            self.done.store(true, Ordering::Release);
+        }
     }
 }
 

@@ -1,0 +1,160 @@
+//! Decisions for reports whose message carries no decisive numbers: the memory a person names
+//! (KV cache, an attention score matrix), the phase their sentences give (prefill, after
+//! running for hours), and the other stacks' sized messages (tt-metal, ONNX Runtime). Each
+//! decision says it rests on a description and keeps a lower confidence than one from a
+//! message's own arithmetic.
+
+use vramfit_model::units::fmt_bytes;
+
+use super::{engines, Cause, Context, Finding};
+use crate::events::{Located, LogEvent, Mechanism, Phase};
+use crate::fixes::{pow2_floor, Fix};
+use crate::settings::Engine;
+
+/// The memory a person's sentences name, if any.
+pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
+    let m = ctx.find(|e| match e {
+        LogEvent::Described(m) => Some(*m),
+        _ => None,
+    })?;
+    Some(match m {
+        Mechanism::AttentionScores => Finding::new(Cause::ActivationPeak, 0.5, format!("{head}; the report names a materialised attention matrix (eager attention or an O(n^2) mask), which grows with the square of the sequence: an activation peak."))
+            .fact("the report names an attention score matrix / mask as what was allocated")
+            .fix(Fix::flag("attn_implementation", "sdpa", "a memory-efficient attention kernel instead of the eager score matrix (transformers; flash_attention_2 where installed)"))
+            .fix(Fix::action("shorten the sequence or the batch of the failing call")),
+        Mechanism::KvCache => kv(ctx, format!("{head}; the report names the KV cache as what ran short or grew."), 0.5),
+    })
+}
+
+/// The KV cache did not fit: fixes in the engine's own words.
+pub(crate) fn kv(ctx: &Context, summary: String, conf: f64) -> Finding {
+    let s = ctx.settings;
+    let f = Finding::new(Cause::KvCache, conf, summary);
+    let half = |l: u64| pow2_floor(l / 2).max(1024);
+    match ctx.engine {
+        Engine::Vllm => f.fix(match s.max_model_len {
+            Some(l) => Fix::flag("--max-model-len", half(l), format!("half of {l}: the KV of one request scales with it")),
+            None => Fix::flag("--max-model-len", 32768, "cap the context below the model's default; the KV of one request scales with it"),
+        }),
+        Engine::Sglang => f.fix(Fix::flag("--context-length", s.max_model_len.map_or(32768, half), "shorter requests need fewer tokens in the pool")),
+        Engine::LlamaCpp => f.fix(Fix::flag("-c", s.n_ctx.map_or(8192, half), "the KV cache scales with the context")),
+        Engine::Ollama => f.fix(Fix::flag("num_ctx", s.n_ctx.map_or(8192, half), "the KV cache scales with the context")),
+        Engine::Mlx | Engine::Unknown | Engine::Pytorch => f
+            .fix(Fix::action("bound the cache: mlx-lm --max-kv-size (a rotating KV cache) or a maximum prompt length; elsewhere, the engine's context limit"))
+            .fix(Fix::action("start a new session (the cache of a long conversation stays resident)")),
+        _ => f.fix(Fix::action("lower the context length the engine allows (the KV cache scales with it)")),
+    }
+}
+
+/// The phases a person's sentence gives. None when the phase is another one.
+pub(crate) fn described_phase(ctx: &Context, head: &str, phase: Phase) -> Option<Finding> {
+    match phase {
+        Phase::Prefill => Some(prefill(ctx, head)),
+        // memory that grew over a long session, in a generation stack that allocates the KV
+        // cache as tokens arrive: what grows with the session is that cache (mlx_lm/models/
+        // cache.py KVCache extends by `step` tokens per update; transformers' DynamicCache
+        // concatenates per token). A training job that grows is not this (a leak), so plain
+        // PyTorch logs are left to the other rules.
+        Phase::LongRunning
+            if matches!(ctx.engine, Engine::Mlx | Engine::Transformers)
+                || metal(ctx) =>
+        {
+            Some(kv(
+            ctx,
+            format!("{head} after running for a while, in a stack that allocates the KV cache as tokens arrive (nothing pre-allocated): the memory that grows with a session is its KV cache."),
+            0.5,
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// A Metal command-buffer OOM in a log that is not llama.cpp's or Ollama's (which pre-allocate
+/// their KV on Metal too): an MLX-style stack, vLLM and SGLang do not run on Metal.
+fn metal(ctx: &Context) -> bool {
+    matches!(&ctx.events[ctx.at].event, LogEvent::DeviceOom { api } if api == "Metal")
+        && !matches!(ctx.engine, Engine::LlamaCpp | Engine::Ollama)
+}
+
+/// An OOM during the prefill of a long prompt: the prefill's activations.
+fn prefill(ctx: &Context, head: &str) -> Finding {
+    let summary = format!("{head} during the prefill of a long prompt: the prefill's activations (attention over the prompt, the chunk's intermediates) scale with the tokens of one forward pass.");
+    match ctx.engine {
+        // SGLang's hyperparameter guide: an OOM in prefill is fixed by a smaller
+        // --chunked-prefill-size (docs/advanced_features/hyperparameter_tuning.md)
+        Engine::Sglang => Finding::new(Cause::ActivationPeak, 0.5, summary).fix(Fix::flag(
+            "--chunked-prefill-size",
+            4096,
+            "a smaller prefill chunk bounds the activations of one forward pass",
+        )),
+        Engine::Mlx | Engine::Unknown | Engine::Pytorch | Engine::Transformers => {
+            Finding::new(Cause::ActivationPeak, 0.5, summary)
+                .fix(Fix::action("prefill in smaller steps (mlx-lm --prefill-step-size, a chunked-prefill setting of the engine) or shorten the prompt"))
+        }
+        _ => {
+            let mut f = engines::activation(ctx, summary);
+            f.confidence = 0.5;
+            f
+        }
+    }
+}
+
+/// Another stack's sized OOM (tt-metal, ONNX Runtime): the request against the device.
+pub(crate) fn sized(
+    ctx: &Context,
+    api: &str,
+    q: u64,
+    total: Option<u64>,
+    free: Option<u64>,
+) -> Finding {
+    let head = format!("{api} failed to allocate one buffer of {}", fmt_bytes(q));
+    if let Some(t) = total.filter(|t| *t > 0) {
+        // the same reasoning as PyTorch's rules 1 and 6 (classify/torch.rs): weights and KV are
+        // allocated per layer, far below an eighth of the device
+        if q >= t / 8 {
+            let mut f = Finding::new(Cause::ActivationPeak, if q > t { 0.75 } else { 0.65 }, format!("{head}, {:.0}% of the device's {} in one buffer: an activation sized by the batch and sequence (or a buffer sized for more users than run), not the weights or a cache.", 100.0 * q as f64 / t as f64, fmt_bytes(t)))
+                .fact(format!("requested {} >= 1/8 of device {}", fmt_bytes(q), fmt_bytes(t)));
+            if let Some(fr) = free {
+                f = f.fact(format!("{} free", fmt_bytes(fr)));
+            }
+            return f.fix(Fix::action(
+                "reduce the batch (users) or the sequence length the buffers are sized for",
+            ));
+        }
+    }
+    super::torch::by_phase(ctx, &head)
+}
+
+/// A log with no failure line that still shows one, by the state it ends in:
+/// - a traceback ending in vLLM's wake_up (the error line cut off): wake_up only maps back the
+///   memory released while asleep (vllm/device_allocator/cumem.py CuMemAllocator.wake_up ->
+///   create_and_map), so what failed is that mapping, and the memory is held by the process it
+///   was released for;
+/// - ggml-metal's running total past the recommended working set (an assert follows in older
+///   builds): what was allocated by then decides, weights first.
+pub(crate) fn fallback(events: &[Located], engine: Engine) -> Option<(Finding, Located)> {
+    if let Some(l) = events
+        .iter()
+        .rev()
+        .find(|l| matches!(l.event, LogEvent::Phase(Phase::WakeUp)))
+    {
+        let f = Finding::new(Cause::OtherProcesses, 0.45, "The traceback ends in vLLM's sleep-mode wake_up, which only maps back the memory released while asleep: another process (a colocated trainer) still held it.")
+            .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM"))
+            .fix(Fix::action("paste the error line that follows the traceback to confirm it is an out-of-memory error"));
+        return Some((f, l.clone()));
+    }
+    let limit = events.iter().find_map(|l| match l.event {
+        LogEvent::MetalWorkingSet { limit, .. } => limit,
+        _ => None,
+    })?;
+    let over = events.iter().rev().find(
+        |l| matches!(l.event, LogEvent::MetalWorkingSet { used: Some(u), .. } if u > limit),
+    )?;
+    let LogEvent::MetalWorkingSet { used: Some(u), .. } = over.event else {
+        return None;
+    };
+    let f = Finding::new(Cause::WeightsDoNotFit, 0.6, format!("ggml-metal had allocated {} against Metal's recommended working set of {} while loading: the model's buffers do not fit what Metal lets this process keep resident.", fmt_bytes(u), fmt_bytes(limit)))
+        .fact(format!("allocated {} > recommended working set {}", fmt_bytes(u), fmt_bytes(limit)))
+        .fix(Fix::action(if matches!(engine, Engine::Ollama) { "offload fewer layers (num_gpu) or use a smaller quant" } else { "offload fewer layers (-ngl) or use a smaller quant" }));
+    Some((f, over.clone()))
+}

@@ -1,0 +1,139 @@
+//! What a person's sentences say, for reports that describe the failure instead of pasting the
+//! log: when it happened (while loading, during prefill, after running for a while) and which
+//! memory grew (the KV cache, an attention score matrix). These are evidence only: the rules
+//! that use them (classify/prose.rs) decide with a lower confidence than from a message's
+//! numbers, and an engine's own message or a PyTorch OOM with numbers always outranks them.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{LogEvent, Mechanism, Phase};
+
+fn re(s: &str) -> Regex {
+    Regex::new(s).expect("static regex")
+}
+
+/// A line that speaks of the failure (the phase words below are read only on such lines, so a
+/// command line's `--enable-chunked-prefill` is not taken for a phase).
+static FAILURE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bOOM|out[- ]?of[- ]?memory|_OUT_OF_\w*MEMORY|\bdies\b|\bdied\b|crash|abort|fail|runs? out|exhaust|not enough|insufficient|exceed|killed|panic",
+    )
+});
+
+/// The prefill of a long prompt: its activations (attention over the whole prompt, the chunk's
+/// MLP intermediates) scale with the tokens of one forward pass, which engines bound by a
+/// prefill chunk (vLLM max_num_batched_tokens, SGLang chunked_prefill_size, TGI
+/// max_batch_prefill_tokens) and MLX does not bound at all (mlx_lm generate_step prefills in
+/// prefill_step_size pieces but attention still spans the prompt).
+static PREFILL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:during|in|at|on|the|long[- ]context|long[- ]prompt)\s+(?:the\s+)?prefill|\bprefill(?:ing)?\s+(?:dies|died|fails?|failed|OOMs?|crash)",
+    )
+});
+
+/// After running for a while: memory that grew with the session (reported as "over time",
+/// "long-running", "after N hours"), not a start-up failure.
+static LONG_RUNNING: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bover time\b|\blong[- ]running\b|\bafter (?:\d+|several|a few|many) (?:hours|days)\b|\bgrows? (?:until|over|steadily)|\bkeeps? growing\b|\bgradually\b",
+    )
+});
+
+/// While putting the weights on the device.
+static LOADING: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)\b(?:when|while|during)\s+(?:offloading|loading)\b|\bduring (?:model|weight) load")
+});
+
+/// CUDA-graph capture named as when it failed (or what caused it).
+static CAPTURE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?cuda[- ]?graphs?")
+});
+
+/// The KV cache named as what ran short or grew.
+static KV: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(?:insufficient|not enough|out of|unbounded|exhaust\w*)\s+(?:per-sequence\s+)?KV\b|\bKV(?:[- ]cache)?\s+(?:memory\s+)?(?:growth|grows|can grow|exhaust|runs? out)",
+    )
+});
+
+/// A materialised attention matrix: eager attention (no memory-efficient kernel) allocates a
+/// batch x heads x seq x seq score tensor, quadratic in the sequence (transformers
+/// modeling_utils eager_attention_forward; the SDPA math fallback does the same).
+static ATTENTION: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bscore matrix|\battention (?:scores|matrix)\b|O\(n(?:\^2|²|\*\*2)\)|\beager attention\b",
+    )
+});
+
+/// Read the narrative evidence on line `i`.
+pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
+    let failure = FAILURE_WORDS.is_match(line);
+    // only on sentences about the failure: transformers prints "The attention mask ... was not
+    // set" on every generate() call, vLLM names its KV cache on every start
+    if failure && ATTENTION.is_match(line) {
+        out.push(LogEvent::Described(Mechanism::AttentionScores));
+    } else if failure && KV.is_match(line) {
+        out.push(LogEvent::Described(Mechanism::KvCache));
+    }
+    if failure && CAPTURE.is_match(line) {
+        out.push(LogEvent::Phase(Phase::CudaGraphCapture));
+    } else if LONG_RUNNING.is_match(line) {
+        out.push(LogEvent::Phase(Phase::LongRunning));
+    } else if failure && PREFILL.is_match(line) {
+        out.push(LogEvent::Phase(Phase::Prefill));
+    } else if failure && LOADING.is_match(line) {
+        out.push(LogEvent::Phase(Phase::WeightLoading));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(line: &str) -> Vec<LogEvent> {
+        let mut v = Vec::new();
+        read(line, &mut v);
+        v
+    }
+
+    #[test]
+    fn phases_only_on_failure_lines() {
+        assert_eq!(
+            events("vllm serve m --enable-chunked-prefill --max-num-batched-tokens 8192"),
+            vec![]
+        );
+        assert_eq!(
+            events("MLX OOM during long-context prefill of a 200k prompt"),
+            vec![LogEvent::Phase(Phase::Prefill)]
+        );
+        assert_eq!(
+            events("memory grows over time and eventually aborts"),
+            vec![LogEvent::Phase(Phase::LongRunning)]
+        );
+        assert_eq!(
+            events("fails when offloading the experts to the GPUs"),
+            vec![LogEvent::Phase(Phase::WeightLoading)]
+        );
+    }
+
+    #[test]
+    fn mechanisms() {
+        assert_eq!(
+            events("the engine crashes at startup due to insufficient KV cache memory"),
+            vec![LogEvent::Described(Mechanism::KvCache)]
+        );
+        assert_eq!(
+            events("allocation fails: 1.5 GB for the O(n²) attention mask"),
+            vec![LogEvent::Described(Mechanism::AttentionScores)]
+        );
+        // vLLM's own INFO lines name the KV cache without saying it ran short
+        assert_eq!(events("INFO GPU KV cache size: 123,456 tokens"), vec![]);
+        // transformers' generate() warning is not a description of the failure
+        assert_eq!(
+            events("The attention mask and the pad token id were not set."),
+            vec![]
+        );
+    }
+}

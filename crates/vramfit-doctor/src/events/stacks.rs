@@ -1,0 +1,120 @@
+//! Out-of-memory messages of stacks outside PyTorch and the serving engines: Tenstorrent
+//! tt-metal, ONNX Runtime, SYCL/Level Zero (Unified Runtime) and MXNet's cuBLAS check.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+use super::{window, LogEvent};
+
+fn re(s: &str) -> Regex {
+    Regex::new(s).expect("static regex")
+}
+
+// tt-metal tt_metal/impl/allocator/bank_manager.cpp: `Out of Memory: Not enough space to
+// allocate N B <DRAM|L1> buffer across K banks, where each bank needs to store M B, but bank
+// size is S B (allocated: A B, free: F B)`; device DRAM = banks x bank size
+static TT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"Out of Memory: Not enough space to allocate (\d+) B \w+ buffer across (\d+) banks.*?bank size is (?:only )?(\d+) B(?: \(allocated: (\d+) B, free: (\d+) B\))?",
+    )
+});
+// onnxruntime/core/framework/bfc_arena.cc (the arena of the CUDA, ROCm and CPU providers)
+static ORT: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Failed to allocate memory for requested buffer of size (\d+)"));
+// Unified Runtime (SYCL, llama.cpp's SYCL backend) and Level Zero results for a failed
+// allocation; USM device allocations that exceed the device report either
+static SYCL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"UR_RESULT_ERROR_OUT_OF_(?:DEVICE|HOST)_MEMORY|ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY|PI_ERROR_OUT_OF_HOST_MEMORY",
+    )
+});
+// MXNet src/common/cuda/utils.h CUBLAS_CALL: `Check failed: err == CUBLAS_STATUS_SUCCESS (1 vs.
+// 0) : Create cublas handle failed`; status 1 is CUBLAS_STATUS_NOT_INITIALIZED, which
+// cublasCreate returns when it cannot allocate the handle's resources (cuBLAS docs, cublasCreate)
+static CUBLAS_HANDLE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"Create cublas handle failed|CUBLAS_STATUS_NOT_INITIALIZED when calling `?cublasCreate")
+});
+
+/// Read the other stacks' OOM messages on line `i` (tt-metal's spans wrapped lines).
+pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
+    let line = lines[i];
+    if line.contains("Out of Memory: Not enough space") {
+        let w = window(lines, i, 3, 2048);
+        if let Some(c) = TT.captures(&w) {
+            let n = |k: usize| c.get(k).and_then(|m| m.as_str().parse::<u64>().ok());
+            if let (Some(q), Some(banks), Some(bank)) = (n(1), n(2), n(3)) {
+                out.push(LogEvent::SizedOom {
+                    api: "Tenstorrent".into(),
+                    requested: q,
+                    total: banks.checked_mul(bank),
+                    free: n(5).and_then(|f| f.checked_mul(banks)),
+                });
+                return;
+            }
+        }
+    }
+    if let Some(c) = ORT.captures(line) {
+        if let Ok(q) = c[1].parse::<u64>() {
+            out.push(LogEvent::SizedOom {
+                api: "ONNX Runtime".into(),
+                requested: q,
+                total: None,
+                free: None,
+            });
+        }
+    } else if SYCL.is_match(line) {
+        out.push(LogEvent::DeviceOom { api: "SYCL".into() });
+    } else if CUBLAS_HANDLE.is_match(line) {
+        out.push(LogEvent::RawCudaOom);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(text: &str) -> Vec<LogEvent> {
+        let lines: Vec<&str> = text.lines().collect();
+        let mut v = Vec::new();
+        for i in 0..lines.len() {
+            read(&lines, i, &mut v);
+        }
+        v
+    }
+
+    #[test]
+    fn tenstorrent_wrapped() {
+        // tenstorrent/tt-metal PR #40108
+        let v = events("TT_FATAL: Out of Memory: Not enough space to allocate 5368709120 B DRAM buffer\nacross 8 banks, where each bank needs to store 671088640 B, but bank size is\n786432000 B (allocated: 754974400 B, free: 31457600 B)");
+        assert_eq!(
+            v,
+            vec![LogEvent::SizedOom {
+                api: "Tenstorrent".into(),
+                requested: 5368709120,
+                total: Some(8 * 786432000),
+                free: Some(8 * 31457600),
+            }]
+        );
+    }
+
+    #[test]
+    fn onnx_sycl_mxnet() {
+        assert!(matches!(
+            events("Failed to allocate memory for requested buffer of size 1610612736")[..],
+            [LogEvent::SizedOom {
+                requested: 1610612736,
+                total: None,
+                ..
+            }]
+        ));
+        assert_eq!(
+            events("SYCL error: UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"),
+            vec![LogEvent::DeviceOom { api: "SYCL".into() }]
+        );
+        assert_eq!(
+            events("Check failed: err == CUBLAS_STATUS_SUCCESS (1 vs. 0) : Create cublas handle failed"),
+            vec![LogEvent::RawCudaOom]
+        );
+    }
+}
