@@ -167,3 +167,47 @@ fn qwen25_3b_q4_k_m_on_an_intel_igpu() {
         "layers on the GPU: {ngl}, llama.cpp chose 13 of 37"
     );
 }
+
+/// An Ollama log (code-index id 61471163053, 2026-06-28): Ollama starts its bundled
+/// llama-server for Hermes 3 Llama 3.1 8B Q4_0 (Llama-3.1-8B's widths; standard Q4_0 mix: 225
+/// q4_0, output q6_K) with `-c 32768 -np 1 --flash-attn auto -b 512 -ub 512` on an RTX 2060
+/// with 5141 MiB free. llama.cpp projects 8392 MiB with every layer, tries 16 layers (4334
+/// MiB, over its 4117 MiB target) and keeps 15: "15 layers, 4089 MiB used" (model 2049 + KV
+/// 1792 + compute 248).
+#[test]
+fn ollama_llama31_8b_q4_0_on_an_rtx_2060() {
+    let f = case("ollama_hermes3_llama31_8b_q4_0_rtx2060");
+    let s = spec(f["catalog_text_model"].as_str().unwrap());
+    let ft = vramfit_model::quant::FileType::parse(f["quant"].as_str().unwrap())
+        .unwrap()
+        .ftype;
+    let w = vramfit_model::quant::predict(&layout::synthesize(&s, GgmlType::F16), &s, ft, false);
+    let c = cfg(f["args"].as_str().unwrap(), u(&f, "build") as u32);
+    let h = hw(u(&f, "free_mib"));
+    let pw = llamacpp::prepare(&s, &w);
+    let mut all = c.clone();
+    all.n_gpu_layers = Some(999);
+    let l = llamacpp::layout_prepared(&s, &pw, &all, &h, 32768);
+    let mem = (l.weights[0] + l.kv[0] + l.compute[0]) / MIB;
+    let proj = u(&f, "projected_all_mib");
+    assert!(
+        mem.abs_diff(proj) * 100 <= proj * 5,
+        "projected {mem} MiB with every layer, llama.cpp {proj}"
+    );
+    let run = autofit::run(&s, &pw, &c, &h).expect("--fit is on by default");
+    assert_eq!(run.n_ctx, 32768, "the context was set");
+    let ngl: u64 = run.layers.as_ref().unwrap().iter().map(|d| d.n_layer).sum();
+    assert!(
+        ngl.abs_diff(u(&f, "chosen_layers")) <= 1,
+        "layers on the GPU: {ngl}, llama.cpp chose 15 of 33"
+    );
+    let mut k = run.cfg.clone();
+    k.n_gpu_layers = Some(15);
+    let l = llamacpp::layout_prepared(&s, &pw, &k, &h, 32768);
+    assert_eq!(l.kv[0] / MIB, 1792, "KV of 14 blocks' 32768 cells");
+    let mem = (l.weights[0] + l.kv[0] + l.compute[0]) / MIB;
+    assert!(
+        mem.abs_diff(4089) <= 200,
+        "projected {mem} MiB at 15 layers, llama.cpp 4089"
+    );
+}
