@@ -34,7 +34,9 @@ fn context<'a>(plan: &MemoryPlan, cmd: &'a Command, spec: &'a ModelSpec) -> Opti
             .find(|(key, _)| key == k)
             .and_then(|(_, v)| v.split_whitespace().next()?.parse().ok())
     };
-    let mm = (engine == EngineKind::Vllm && spec.vision_params > 0)
+    // a plan calibrated from a log already holds the measured peak, encoder pass included
+    let calibrated = plan.settings.iter().any(|(k, _)| k == "calibration");
+    let mm = (engine == EngineKind::Vllm && spec.vision_params > 0 && !calibrated)
         .then(|| {
             Some(MmProfile {
                 scheduler: Scheduler {
