@@ -1,6 +1,7 @@
 //! Reading a command's extras (rules and sources in the module docs above).
 
 use super::clip::{warmup_bytes, ClipDims};
+use super::mm_profile::{dummy_batch, encoder_peak_bytes, image_limit, Scheduler};
 use super::{flag, flag_all, has, lora_slot_bytes, Extra};
 use crate::cmdline::EngineKind;
 use vramfit_model::ModelSpec;
@@ -27,6 +28,18 @@ pub struct Context<'a> {
     pub kv_tokens: u64,
     /// the model's vision encoder widths (its `vision_config`), for a projector `-hf` fetches
     pub vision: Option<ClipDims>,
+    /// vLLM: what its multimodal profiling pass needs (`None` for a text-only model)
+    pub mm: Option<MmProfile>,
+}
+
+/// vLLM's multimodal profile inputs (`mm_profile.rs`).
+#[derive(Debug, Clone, Copy)]
+pub struct MmProfile {
+    pub scheduler: Scheduler,
+    /// prompt tokens of one image of the largest size (`None`: the processor is not read)
+    pub tokens_per_image: Option<u64>,
+    /// the text dummy batch's activation peak on one GPU (the plan's compute bytes)
+    pub text_peak_bytes: u64,
 }
 
 /// The extras `ctx.args` ask for, and notes on what could not be counted. `load` resolves a
@@ -66,11 +79,15 @@ pub fn collect(
                     device_bytes: on_each(bytes),
                     host_bytes: 0,
                     kv_bytes_per_token: 0,
+                    activation: false,
                     source: "vllm/lora/layers/base_linear.py create_lora_weights",
                 });
                 if moe {
                     notes.push("LoRA on MoE experts is not counted".into());
                 }
+            }
+            if let Some(mm) = &ctx.mm {
+                vllm_mm_profile(ctx, mm, &mut extras, &mut notes);
             }
             if let Some(sc) = flag(a, &["--speculative-config", "-sc"]) {
                 let draft = serde_json::from_str::<serde_json::Value>(sc)
@@ -103,6 +120,7 @@ pub fn collect(
                     device_bytes: on_each(bytes),
                     host_bytes: 0,
                     kv_bytes_per_token: 0,
+                    activation: false,
                     source: "sglang/srt/lora/mem_pool.py get_lora_A_shape/get_lora_B_shape",
                 });
                 if moe {
@@ -120,6 +138,49 @@ pub fn collect(
         EngineKind::Transformers => {}
     }
     (extras, notes)
+}
+
+fn vllm_mm_profile(
+    ctx: &Context,
+    mm: &MmProfile,
+    extras: &mut Vec<Extra>,
+    notes: &mut Vec<String>,
+) {
+    let a = ctx.args;
+    if has(a, &["--skip-mm-profiling"]) {
+        notes.push("--skip-mm-profiling: vLLM does not profile the multimodal encoder, so its peak (a batch of images) is not in the memory budget and can run out of memory at the first image requests".into());
+        return;
+    }
+    // MultiModalConfig.get_limit_per_prompt: 999 per modality unless the flag says
+    let limit = flag(a, &["--limit-mm-per-prompt"])
+        .and_then(image_limit)
+        .unwrap_or(999);
+    if limit == 0 {
+        return;
+    }
+    // otherwise the vLLM plan's own note says the pass is not modelled
+    let (Some(t), Some(v)) = (mm.tokens_per_image, ctx.vision) else {
+        return;
+    };
+    let (budget, items) = dummy_batch(&mm.scheduler, t, limit);
+    let side = v.image_size / v.patch_size.max(1);
+    let enc = encoder_peak_bytes(items, side * side, v.patch_size, v.n_embd, v.n_ff);
+    // encoder outputs kept in the encoder cache while the text batch runs (in the model dtype)
+    let outputs = items * t * ctx.spec.n_embd * 2;
+    let extra = enc.saturating_sub(mm.text_peak_bytes).max(outputs);
+    extras.push(Extra {
+        what: format!(
+            "multimodal profile ({items} images of {0} x {0} in the encoder, budget {budget} tokens; encoder peak {1:.2} GiB vs text peak {2:.2} GiB)",
+            v.image_size,
+            enc as f64 / (1u64 << 30) as f64,
+            mm.text_peak_bytes as f64 / (1u64 << 30) as f64,
+        ),
+        device_bytes: vec![extra; ctx.devices.max(1)],
+        host_bytes: 0,
+        kv_bytes_per_token: 0,
+        activation: true,
+        source: "vllm/v1/worker/gpu_model_runner.py profile_run (encoder dummy batch, outputs cached during the text dummy run); vllm/multimodal/budget.py _get_max_items",
+    });
 }
 
 fn lora_elem(dtype: Option<&str>, spec: &ModelSpec) -> u64 {
@@ -153,6 +214,7 @@ fn push_draft(
                 device_bytes: vec![per_rank; ctx.devices.max(1)],
                 host_bytes: 0,
                 kv_bytes_per_token: per_token,
+                activation: false,
                 source,
             });
         }
@@ -180,6 +242,7 @@ fn llamacpp(
                 device_bytes: first(l.weight_bytes),
                 host_bytes: 0,
                 kv_bytes_per_token: 0,
+                activation: false,
                 source: "common/common.cpp common_init_from_params: llama_adapter_lora_init",
             }),
             Err(e) => notes.push(format!("LoRA adapter {f} is not counted: {e}")),
@@ -205,6 +268,7 @@ fn llamacpp(
                     device_bytes: dev,
                     host_bytes: host,
                     kv_bytes_per_token: 0,
+                    activation: false,
                     source: "tools/mtmd/clip.cpp clip_model_loader",
                 });
             }
@@ -221,6 +285,7 @@ fn llamacpp(
             device_bytes: dev,
             host_bytes: host,
             kv_bytes_per_token: 0,
+            activation: false,
             source: "common/arg.cpp: -hf fetches the repo's mmproj unless --no-mmproj; tools/mtmd/clip.cpp",
         });
     }
@@ -243,6 +308,7 @@ fn llamacpp(
                     device_bytes: dev,
                     host_bytes: host,
                     kv_bytes_per_token: 0,
+                    activation: false,
                     source: "tools/mtmd/clip.cpp warmup/alloc_compute_meta: the encoder graph of one image of warmup_image_size (= image_size by default; Qwen-VL projectors warm up larger)",
                 });
             }
@@ -297,6 +363,7 @@ fn llamacpp(
                     device_bytes: if on_gpu { first(bytes) } else { vec![0; n] },
                     host_bytes: if on_gpu { 0 } else { bytes },
                     kv_bytes_per_token: 0,
+                    activation: false,
                     source: "tools/server load_model: the draft is a second llama_context (params copied from the target's, so its -ub), n_ctx = -cd, else n_ctx / n_parallel; -ngld layers on the GPU",
                 });
                 if l.spec.is_none() {

@@ -27,6 +27,10 @@
 //!   for one image (`clip.rs`: from the projector's GGUF `clip.vision.*` keys or the model's
 //!   `vision_config`).
 //!
+//! - **Multimodal profile, vLLM** (`--limit-mm-per-prompt`, `--skip-mm-profiling`): the
+//!   encoder's dummy image batch in the memory profile (`mm_profile.rs`): what it adds over the
+//!   text batch's peak comes out of the KV pool.
+//!
 //! [`apply`] adds them to a plan: for the engines that size their KV pool from what is left
 //! (vLLM, SGLang) the pool shrinks and the verdict follows the engine's start-up check; for
 //! llama.cpp and Ollama they add to the device's use.
@@ -34,8 +38,9 @@
 pub mod clip;
 mod collect;
 mod lora;
+pub mod mm_profile;
 
-pub use collect::{collect, Context, Loaded};
+pub use collect::{collect, Context, Loaded, MmProfile};
 pub use lora::lora_slot_bytes;
 
 use crate::plan::{MemoryPlan, Verdict};
@@ -52,6 +57,8 @@ pub struct Extra {
     /// bytes of KV cache per token of context that the extra adds to every cached token
     /// (a draft model's layers); 0 for weights-only extras
     pub kv_bytes_per_token: u64,
+    /// activation memory in the engine's profile (counted as compute, not weights)
+    pub activation: bool,
     /// where the rule comes from (engine source file)
     pub source: &'static str,
 }
@@ -91,7 +98,11 @@ pub fn apply(plan: &mut MemoryPlan, extras: &[Extra], budget: Budget, configured
             e.source
         ));
         for (d, b) in plan.devices.iter_mut().zip(&e.device_bytes) {
-            d.weights_bytes += b;
+            if e.activation {
+                d.compute_bytes += b;
+            } else {
+                d.weights_bytes += b;
+            }
             if budget == Budget::KvPool {
                 d.kv_cache_bytes -= *b as i64;
             }

@@ -62,6 +62,7 @@ fn extra(bytes: u64, per_token: u64) -> Extra {
         device_bytes: vec![bytes],
         host_bytes: 0,
         kv_bytes_per_token: per_token,
+        activation: false,
         source: "test",
     }
 }

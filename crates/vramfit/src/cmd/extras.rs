@@ -4,7 +4,8 @@
 
 use vramfit_engine::cmdline::{Command, EngineKind};
 use vramfit_engine::extras::clip::ClipDims;
-use vramfit_engine::extras::{self, Budget, Context, Loaded};
+use vramfit_engine::extras::mm_profile::{tokens_per_image, Scheduler};
+use vramfit_engine::extras::{self, Budget, Context, Loaded, MmProfile};
 use vramfit_engine::MemoryPlan;
 use vramfit_model::source::FileSource;
 use vramfit_model::ModelSpec;
@@ -26,6 +27,28 @@ pub fn projector_gpu_bytes(plan: &MemoryPlan, cmd: &Command, spec: &ModelSpec) -
 fn context<'a>(plan: &MemoryPlan, cmd: &'a Command, spec: &'a ModelSpec) -> Option<Context<'a>> {
     let engine = cmd.engine?;
     let per_token_f16 = spec.kv_bytes_per_token(1.0).max(1);
+    let config = vramfit_model::catalog::find_model(&spec.id).map(|m| &m.config);
+    let setting = |k: &str| -> Option<u64> {
+        plan.settings
+            .iter()
+            .find(|(key, _)| key == k)
+            .and_then(|(_, v)| v.split_whitespace().next()?.parse().ok())
+    };
+    // a plan calibrated from a log already holds the measured peak, encoder pass included
+    let calibrated = plan.settings.iter().any(|(k, _)| k == "calibration");
+    let mm = (engine == EngineKind::Vllm && spec.vision_params > 0 && !calibrated)
+        .then(|| {
+            Some(MmProfile {
+                scheduler: Scheduler {
+                    max_num_batched_tokens: setting("max_num_batched_tokens")?,
+                    max_num_seqs: setting("max_num_seqs")?,
+                    max_model_len: setting("max_model_len")?,
+                },
+                tokens_per_image: config.and_then(tokens_per_image),
+                text_peak_bytes: plan.devices.first().map(|d| d.compute_bytes)?,
+            })
+        })
+        .flatten();
     Some(Context {
         engine,
         args: &cmd.args,
@@ -33,9 +56,10 @@ fn context<'a>(plan: &MemoryPlan, cmd: &'a Command, spec: &'a ModelSpec) -> Opti
         devices: plan.devices.len(),
         kv_elem_bytes: plan.kv_cache.bytes_per_token as f64 / per_token_f16 as f64,
         kv_tokens: plan.kv_cache.tokens,
-        vision: vramfit_model::catalog::find_model(&spec.id)
-            .and_then(|m| m.config.get("vision_config"))
+        vision: config
+            .and_then(|c| c.get("vision_config"))
             .and_then(ClipDims::from_vision_config),
+        mm,
     })
 }
 
@@ -46,7 +70,7 @@ pub fn add(plan: &mut MemoryPlan, cmd: &Command, spec: &ModelSpec) {
     };
     let engine = ctx.engine;
     let (found, notes) = extras::collect(&ctx, &load);
-    if !found.is_empty() {
+    if !found.is_empty() || !notes.is_empty() {
         // the engine model's own "not modelled" notes for the flags counted here
         let counted = [
             "--lora",
@@ -56,6 +80,8 @@ pub fn add(plan: &mut MemoryPlan, cmd: &Command, spec: &ModelSpec) {
             "drafter",
             "-md ",
             "--speculative-draft",
+            "multimodal encoder",
+            "--skip-mm-profiling",
         ];
         plan.notes.retain(|n| {
             let disclaims = ["not modelled", "no memory effect", "not counted", "ignored"]
