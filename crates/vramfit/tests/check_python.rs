@@ -219,6 +219,17 @@ fn sglang_engine_and_stdin() {
     );
     assert_eq!(rc, 0, "{err}");
     assert_eq!(j["engine"], "sglang");
+    // the snippet piped with no command and no --python: read as a script all the same
+    let (rc, bare, err) = run(&["--json", "--gpu", "RTX 4090"], &[], Some(script));
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(plan(bare), plan(j));
+    // nothing piped and no command: one line naming both ways in, exit 2
+    let (rc, _, err) = run(&["--gpu", "RTX 4090"], &[], Some(""));
+    assert_eq!(rc, 2);
+    assert!(
+        err.contains("no serving command") && err.trim().lines().count() == 1,
+        "{err}"
+    );
 }
 
 #[test]

@@ -6,6 +6,7 @@
 use crate::error::{CliError, CmdResult};
 use crate::gpu_spec;
 use crate::render;
+use std::io::IsTerminal;
 use vramfit_engine::cmdline::startup::{self, same_release, LogRelease};
 use vramfit_engine::cmdline::{Command, EngineKind};
 use vramfit_engine::{llamacpp, ollama, sglang, transformers, vllm, Hardware, MemoryPlan, Verdict};
@@ -39,11 +40,8 @@ pub struct Args {
     #[arg(long = "from-log")]
     pub from_log: Option<String>,
     /// The serving command, after `--` (it may start with VAR=value assignments).
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        required_unless_present = "python"
-    )]
+    /// With neither a command nor --python, a Python snippet piped on stdin is read.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
 }
 
@@ -117,9 +115,25 @@ pub fn run(args: Args) -> CmdResult {
                 from_log: true,
             }),
     };
-    let mut plan = match &args.python {
+    // nothing after `--` and no --python: a snippet piped on stdin (the guides' `LLM(...)`,
+    // `from_pretrained(...)` pasted as they are); a terminal there means nothing was given
+    let python = match (&args.python, args.command.is_empty()) {
+        (None, true) if std::io::stdin().is_terminal() => {
+            return Err(CliError::input(
+                "no serving command: give it after -- (vramfit check --gpu \"RTX 4090\" -- vllm serve MODEL), or a Python script with --python FILE or on stdin",
+            ))
+        }
+        (None, true) => Some("-".to_string()),
+        (p, _) => p.clone(),
+    };
+    let mut plan = match &python {
         Some(file) => {
             let src = crate::cmd::python::read_source(file)?;
+            if src.trim().is_empty() && args.command.is_empty() {
+                return Err(CliError::input(
+                    "no serving command and nothing on stdin: give the command after --, or a Python script with --python FILE",
+                ));
+            }
             let version = release.as_ref().map(|r| r.version.as_str());
             crate::cmd::python::check_source(&src, &hw, version)?
         }
