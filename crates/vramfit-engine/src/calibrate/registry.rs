@@ -51,15 +51,8 @@ pub fn gpu_matches(c: &Calibration, gpu: &Gpu) -> bool {
 
 /// Release strings compared by major.minor.patch (`0.10.1.1` = `0.10.1`, `v0.31.0` = `0.31.0`).
 pub fn same_version(a: &str, b: &str) -> bool {
-    let norm = |v: &str| -> Vec<u64> {
-        v.trim_start_matches(['v', 'V', 'b'])
-            .split(|c: char| !c.is_ascii_digit())
-            .filter(|p| !p.is_empty())
-            .take(3)
-            .filter_map(|p| p.parse().ok())
-            .collect()
-    };
-    norm(a) == norm(b)
+    use crate::cmdline::startup::release_numbers;
+    release_numbers(a) == release_numbers(b)
 }
 
 /// The calibration in force for this model on this GPU with this engine release (`version`:

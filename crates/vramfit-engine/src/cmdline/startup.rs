@@ -75,16 +75,18 @@ pub fn release_in_log(text: &str) -> Result<Option<LogRelease>, String> {
 /// True when two release strings name the same release: the first three numbers agree
 /// (`0.10.1.1` and `0.10.1` are one release line; `b5274` and `5274` one build).
 pub fn same_release(a: &str, b: &str) -> bool {
-    let norm = |v: &str| -> Vec<u64> {
-        v.trim_start_matches(['v', 'V', 'b'])
-            .split(|c: char| !c.is_ascii_digit())
-            .filter(|p| !p.is_empty())
-            .take(3)
-            .filter_map(|p| p.parse().ok())
-            .collect()
-    };
-    let (x, y) = (norm(a), norm(b));
+    let (x, y) = (release_numbers(a), release_numbers(b));
     !x.is_empty() && x == y
+}
+
+/// The first three numbers of a release string (`v0.10.1.1` → [0, 10, 1], `b5274` → [5274]).
+pub fn release_numbers(v: &str) -> Vec<u64> {
+    v.trim_start_matches(['v', 'V', 'b'])
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|p| !p.is_empty())
+        .take(3)
+        .filter_map(|p| p.parse().ok())
+        .collect()
 }
 
 /// An Ollama source build reports `0.0.0`: no release.
