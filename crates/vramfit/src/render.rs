@@ -75,14 +75,26 @@ pub fn check_report(p: &MemoryPlan) -> String {
     }
     let _ = writeln!(o);
     let kv = &p.kv_cache;
-    let _ = writeln!(
-        o,
-        "KV cache: {} for {} tokens ({} per token), {:.2} requests of full length at once",
-        fmt_bytes(kv.bytes.max(0) as u64),
-        kv.tokens,
-        fmt_bytes(kv.bytes_per_token),
-        kv.max_concurrency
-    );
+    if kv.tokens == 0 && kv.bytes > 0 && kv.bytes_per_token > 0 {
+        // a pool too small for one full-length request: the engine refuses before it sizes the
+        // cache in tokens (JSON keeps tokens 0), so say what the pool would hold
+        let _ = writeln!(
+            o,
+            "KV cache: {} ({} per token), about {} tokens: less than one request of full length",
+            fmt_bytes(kv.bytes as u64),
+            fmt_bytes(kv.bytes_per_token),
+            kv.bytes as u64 / kv.bytes_per_token
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "KV cache: {} for {} tokens ({} per token), {:.2} requests of full length at once",
+            fmt_bytes(kv.bytes.max(0) as u64),
+            kv.tokens,
+            fmt_bytes(kv.bytes_per_token),
+            kv.max_concurrency
+        );
+    }
     let _ = writeln!(
         o,
         "largest context that fits with these settings: {} tokens ({})",
