@@ -168,12 +168,57 @@ impl<'a> Setup<'a> {
     /// `upper` (a count known to fit, e.g. that of a larger KV type; `n_blocks` when none is);
     /// None if even all do not suffice.
     pub fn min_cpu_moe(&self, k: &Knobs, upper: u64) -> Option<u64> {
-        let ok = |n: u64| {
-            let mut kk = k.clone();
-            kk.n_cpu_moe = (n > 0).then_some(n);
-            self.fits(&kk)
-        };
+        let ok = |n: u64| self.fits(&self.with_cpu_moe(k, n));
         smallest_fitting(0, upper.min(self.n_blocks), 1, ok)
+    }
+
+    /// `k` with the routed experts of the first `n` layers in host RAM (`--n-cpu-moe n`) and,
+    /// on several GPUs, the layer split that goes with it ([`Setup::split_for`]).
+    pub fn with_cpu_moe(&self, k: &Knobs, n: u64) -> Knobs {
+        let mut kk = k.clone();
+        kk.n_cpu_moe = (n > 0).then_some(n);
+        kk.tensor_split = self.split_for(n);
+        kk
+    }
+
+    /// Layer split for several GPUs with the routed experts of the first `n_cpu_moe` layers in
+    /// host RAM. `--n-cpu-moe` empties the first layers, which a split by free memory hands to
+    /// the first GPU, leaving it nearly idle while weights sit in host RAM. llama.cpp gives layer
+    /// `il` to the first device whose cumulative `-ts` share exceeds `il / layers`
+    /// (src/llama-model.cpp load_tensors), so `-ts` as layer counts places layers exactly: each
+    /// GPU gets the layers whose GPU-resident weights fill it in proportion to its free memory.
+    pub fn split_for(&self, n_cpu_moe: u64) -> Option<Vec<u64>> {
+        let free = self.split()?;
+        if n_cpu_moe == 0 {
+            return Some(free);
+        }
+        let n = self.n_blocks as usize;
+        let mut per_layer = vec![0u64; n + 1];
+        for t in &self.weights.tensors {
+            match layer_of(&t.name) {
+                Some(l) if (l as usize) < n => {
+                    if !(t.name.contains("_exps") && l < n_cpu_moe) {
+                        per_layer[l as usize] += t.bytes;
+                    }
+                }
+                None if t.name.starts_with("output") => per_layer[n] += t.bytes,
+                _ => {}
+            }
+        }
+        let total = per_layer.iter().sum::<u64>().max(1) as f64;
+        let total_free = free.iter().sum::<u64>().max(1) as f64;
+        let mut counts = vec![0u64; free.len()];
+        let (mut d, mut done, mut share) = (0usize, 0u64, free[0] as f64 / total_free);
+        for b in per_layer {
+            // a layer goes to the GPU whose share its middle falls in
+            while d + 1 < free.len() && (done as f64 + b as f64 / 2.0) / total > share {
+                d += 1;
+                share += free[d] as f64 / total_free;
+            }
+            counts[d] += 1;
+            done += b;
+        }
+        Some(counts)
     }
 
     /// Most GPU layers (`-ngl`, output layer counted) that fit; None if not even 0 does.
@@ -252,6 +297,9 @@ impl<'a> Setup<'a> {
         let split = match n_dev {
             0 => "CPU only".to_string(),
             1 => "1 GPU".to_string(),
+            n if k.n_cpu_moe.is_some() => {
+                format!("layer split over {n} GPUs, layers counted to fill each (-sm layer -ts)")
+            }
             n => format!("layer split over {n} GPUs by free memory (-sm layer -ts)"),
         };
         let kvb = k.kv.to_string();
@@ -325,7 +373,11 @@ impl<'a> Setup<'a> {
             settings.push(Setting {
                 knob: "-ts".into(),
                 value: ts.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","),
-                why: "layers split in proportion to each GPU's planned free MiB (llama.cpp's own default, pinned)".into(),
+                why: if k.n_cpu_moe.is_some() {
+                    "layers per GPU, counted so the weights each keeps there (the first layers' experts are in host RAM) fill it in proportion to its planned free memory".into()
+                } else {
+                    "layers split in proportion to each GPU's planned free MiB (llama.cpp's own default, pinned)".into()
+                },
             });
         }
         settings.push(self.headroom.setting());

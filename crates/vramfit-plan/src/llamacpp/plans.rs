@@ -79,8 +79,7 @@ pub fn llama_plans(s: &Setup, req: &Request) -> Vec<Plan> {
                 if let Some(n) = s.min_cpu_moe(&base, upper) {
                     moe_upper.retain(|(c, _)| *c != at);
                     moe_upper.push((at, n));
-                    let mut k = base.clone();
-                    k.n_cpu_moe = (n > 0).then_some(n);
+                    let mut k = s.with_cpu_moe(&base, n);
                     let why_ctx = raise_ctx(s, &mut k, req, why_ctx);
                     let why = format!(
                         "all layers' attention and shared weights on the GPU; routed experts of the first {n} of {} layers in host RAM",
