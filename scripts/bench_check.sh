@@ -21,25 +21,13 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export HF_HUB_OFFLINE=1 HF_HOME="$TMP/hf" HF_HUB_CACHE="$TMP/hf/hub" NO_COLOR=1
 
+# shellcheck source=scripts/bench_lib.sh
+. "$(dirname "$0")/bench_lib.sh"
+
 bench() {
     local label=$1; shift
-    local times=()
-    for _ in $(seq "$RUNS"); do
-        local t0 t1
-        t0=$(date +%s%N)
-        "$@" >/dev/null 2>&1 || true
-        t1=$(date +%s%N)
-        times+=($(( (t1 - t0) / 1000 )))
-    done
-    local rss
-    rss=$("$TIME" -v "$@" 2>&1 >/dev/null | awk -F': ' '/Maximum resident set size/ {print $2}')
-    printf '%s\n' "${times[@]}" | sort -n | awk -v label="$label" -v rss="$rss" -v n="$RUNS" '
-        { a[NR] = $1 }
-        END {
-            med = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-            p90 = a[int(0.9 * (n - 1)) + 1]
-            printf "| %s | %d | %.1f | %.1f | %.1f |\n", label, n, med / 1000, p90 / 1000, rss / 1024
-        }'
+    bench_stats "$@" | awk -v label="$label" -v n="$RUNS" \
+        '{ printf "| %s | %d | %.1f | %.1f | %.1f |\n", label, n, $1 / 1000, $2 / 1000, $4 / 1024 }'
 }
 
 echo "machine: $(nproc) cores, $(uname -sr); vramfit: $BIN"

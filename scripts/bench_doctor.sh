@@ -36,22 +36,13 @@ with open(path, "w") as f:
 PY
 printf 'log: %s MB, %s lines\n' "$(( $(stat -c %s "$LOG") / 1048576 ))" "$(wc -l < "$LOG")"
 
+# shellcheck source=scripts/bench_lib.sh
+. "$(dirname "$0")/bench_lib.sh"
+
 bench() {
     local label=$1; shift
-    local times=()
-    for _ in $(seq "$RUNS"); do
-        local t0 t1
-        t0=$(date +%s%N)
-        "$@" >/dev/null 2>&1 || true
-        t1=$(date +%s%N)
-        times+=($(( (t1 - t0) / 1000000 )))
-    done
-    local rss
-    rss=$("$TIME" -v "$@" 2>&1 >/dev/null | awk -F': ' '/Maximum resident set size/ {print $2}')
-    printf '%s\n' "${times[@]}" | sort -n | awk -v label="$label" -v rss="$rss" -v n="$RUNS" '
-        { a[NR] = $1 }
-        END { med = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-              printf "%-28s median %5d ms  max %5d ms  peak RSS %6.1f MiB\n", label, med, a[n], rss / 1024 }'
+    bench_stats "$@" | awk -v label="$label" \
+        '{ printf "%-28s median %5d ms  max %5d ms  peak RSS %6.1f MiB\n", label, $1 / 1000, $3 / 1000, $4 / 1024 }'
 }
 
 bench "doctor FILE" "$BIN" doctor "$LOG"
