@@ -43,6 +43,17 @@ fn free_plus_unallocated_covers_the_request_is_fragmentation() {
         "{:?}",
         d.evidence
     );
+    // The fix's reason states the comparison that holds: 1.83 GiB alone does not cover 1.96 GiB.
+    let why = &d
+        .fixes
+        .iter()
+        .find(|f| f.flag == "PYTORCH_CUDA_ALLOC_CONF")
+        .expect("allocator fix")
+        .why;
+    assert!(
+        why.contains("free 1.08 GiB + reserved but unallocated 1.83 GiB = 2.91 GiB >= 1.96 GiB"),
+        "{why}"
+    );
 }
 
 #[test]

@@ -29,15 +29,27 @@ const CORRUPT_REQUEST: u64 = 1 << 50;
 /// (~300-500 MiB on current drivers; vllm/utils memory profiling counts it as non-torch).
 const CONTEXT_BYTES: u64 = 512 * MIB;
 
-fn expandable(u: u64, q: u64) -> Fix {
-    Fix::flag(
-        "PYTORCH_CUDA_ALLOC_CONF",
-        "expandable_segments:True",
-        format!(
-            "{} reserved but unallocated >= {} requested: expandable segments let the cache grow in place instead of needing a new contiguous block",
+/// `free` is the device's free memory when the message prints it: the fix's reason states the
+/// comparison that holds (reserved-unallocated alone, or with what the device still had free).
+fn expandable(u: u64, q: u64, free: Option<u64>) -> Fix {
+    let why = match free {
+        Some(f) if u < q => format!(
+            "free {} + reserved but unallocated {} = {} >= {} requested",
+            fmt_bytes(f),
+            fmt_bytes(u),
+            fmt_bytes(f.saturating_add(u)),
+            fmt_bytes(q)
+        ),
+        _ => format!(
+            "{} reserved but unallocated >= {} requested",
             fmt_bytes(u),
             fmt_bytes(q)
         ),
+    };
+    Fix::flag(
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "expandable_segments:True",
+        format!("{why}: expandable segments let the cache grow in place instead of needing a new contiguous block"),
     )
 }
 
@@ -152,7 +164,7 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
             if ctx.settings.expandable_segments == Some(true) {
                 f = f.fix(Fix::action("expandable_segments is already on: free cached blocks between phases (torch.cuda.empty_cache()) or lower the peak"));
             } else {
-                f = f.fix(expandable(u, q));
+                f = f.fix(expandable(u, q, t.free));
             }
             return f;
         }
