@@ -7,6 +7,7 @@
 //! out-of-memory failure outranks a lookalike (NCCL and illegal-access errors follow an OOM when
 //! the other workers die).
 
+pub mod basis;
 mod engines;
 mod llama;
 mod prose;
@@ -18,6 +19,7 @@ use serde::Serialize;
 use crate::events::{read_events, Located, LogEvent, Phase};
 use crate::fixes::{vet, Fix, FixEngine, LogOnly};
 use crate::settings::{detect_engine, read_settings, EchoedSettings, Engine};
+pub use basis::Basis;
 
 /// The root cause of a crash, as the design names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -93,6 +95,8 @@ pub(crate) struct Finding {
     /// computed facts, each one line
     pub facts: Vec<String>,
     pub fixes: Vec<Fix>,
+    /// decided by the fallback for its phase, with no mechanism-specific fact
+    pub fallback: bool,
 }
 
 impl Finding {
@@ -103,7 +107,13 @@ impl Finding {
             summary: summary.into(),
             facts: Vec::new(),
             fixes: Vec::new(),
+            fallback: false,
         }
+    }
+    /// Mark a finding as the phase's fallback (no mechanism-specific fact decided it).
+    pub fn fallback(mut self) -> Finding {
+        self.fallback = true;
+        self
     }
     pub fn fact(mut self, f: impl Into<String>) -> Finding {
         self.facts.push(f.into());
@@ -127,6 +137,8 @@ pub struct Diagnosis {
     pub fixes: Vec<Fix>,
     pub settings: EchoedSettings,
     pub events: Vec<Located>,
+    /// the evidence every report has (phase, stack, engine family, numbers present)
+    pub basis: Basis,
 }
 
 /// Everything a rule may look at.
@@ -150,10 +162,25 @@ impl Context<'_> {
             .iter()
             .position(|l| l.line != line)
             .map_or(self.events.len(), |p| self.at + p);
-        self.events[..end].iter().rev().find_map(|l| match l.event {
-            LogEvent::Phase(p) => Some((p, l)),
-            _ => None,
-        })
+        let mut markers = self.events[..end]
+            .iter()
+            .rev()
+            .filter_map(|l| match l.event {
+                LogEvent::Phase(p) => Some((p, l)),
+                _ => None,
+            });
+        let last = markers.next()?;
+        if !last.0.is_generic() {
+            return Some(last);
+        }
+        // a generic frame (forward, backward) yields to an engine stage that runs forward
+        // passes (profile_run, graph capture, sampler warm-up; frames are printed outermost
+        // first) shortly before it; loading and serving end before a forward pass is the news
+        let stage = markers
+            .take_while(|(_, l)| l.line + TRACEBACK_LINES >= last.1.line)
+            .find(|(p, _)| !p.is_generic())
+            .filter(|(p, _)| !matches!(p, Phase::Serving | Phase::WeightLoading));
+        Some(stage.unwrap_or(last))
     }
 
     /// Events anywhere in the log matching `f` (context lines are printed before and after).
@@ -190,6 +217,9 @@ impl Context<'_> {
         })
     }
 }
+
+/// How far up a traceback an engine's stage frame may sit above a generic frame.
+const TRACEBACK_LINES: usize = 120;
 
 /// Strength of a failure: 2 specific OOM, 1 generic OOM, 0 lookalike.
 fn tier(e: &LogEvent) -> u8 {
@@ -293,6 +323,7 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
         .filter(|(i, l)| l.event.is_failure() && !recovered(*i, &l.event))
         .max_by_key(|(i, l)| (tier(&l.event), *i))
         .map(|(i, _)| i);
+    let mut basis = Basis::none(engine);
     let (finding, anchor_lines) = match primary {
         Some(at) => {
             let ctx = Context {
@@ -303,6 +334,7 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
                 at,
                 elapsed: crate::events::time::elapsed(text, events[at].line),
             };
+            basis = Basis::of(&ctx);
             let mut f = rule(&ctx);
             if let Some(s) = ctx.elapsed.filter(|s| *s >= 60 && f.cause != Cause::NotOom) {
                 let stage = if s >= 3600 { "steady state, hours after start-up" } else if s >= 600 { "after start-up" } else { "during start-up" };
@@ -334,6 +366,7 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
             None => (nothing_recognised(text), Vec::new()),
         },
     };
+    basis.fallback = finding.fallback;
     let fixes = vet(finding.fixes.clone(), engine, &settings);
     let mut evidence = finding.facts.clone();
     for l in anchor_lines {
@@ -348,6 +381,7 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
         fixes,
         settings,
         events,
+        basis,
     }
 }
 

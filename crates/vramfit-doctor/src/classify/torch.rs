@@ -195,7 +195,7 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
     }
     // Rule 5: what the process was doing decides (sampler warm-up, graphs, profiling, load)
     let phase = ctx.phase().map(|(p, _)| p);
-    if phase.is_some_and(|p| !matches!(p, Phase::Serving | Phase::LongRunning)) {
+    if phase.is_some_and(|p| !matches!(p, Phase::Serving | Phase::LongRunning) && !p.is_generic()) {
         return annotate(by_phase(ctx, &head), t);
     }
     // Rule 5b: without a process list, total - this process (or PyTorch's reservation and a
@@ -324,7 +324,7 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
         !matches!(
             p,
             Phase::Serving | Phase::WeightLoading | Phase::Prefill | Phase::LongRunning
-        )
+        ) && !p.is_generic()
     });
     if !engine_stage {
         if let Some(f) = prose::described(ctx, head) {
@@ -350,7 +350,7 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
                 _ => Fix::action("give vLLM a smaller gpu_memory_utilization than the trainer's free share (vLLM's default 0.9 assumes the GPU is its own)"),
             })
             .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM")),
-        Some(Phase::Serving | Phase::Prefill | Phase::LongRunning) => runtime(ctx, head),
+        Some(Phase::Serving | Phase::Prefill | Phase::LongRunning | Phase::Forward | Phase::Backward) => runtime(ctx, head),
         // TGI's launcher says the shard died before it was ready: while loading its weights
         None if ctx.find(|e| matches!(e, LogEvent::TgiShardCannotStart).then_some(())).is_some() => engines::weights(ctx, format!("{head} before the TGI shard reported ready (the launcher prints ShardCannotStart): the shard was loading its weights, which do not fit the GPU it was given.")),
         // no progress line, but the timestamps say the process had been up for a while
@@ -398,6 +398,10 @@ fn no_phase(ctx: &Context, head: &str) -> Finding {
 /// An OOM after start-up (or with nothing telling the phase): the load of the moment —
 /// concurrent sequences, batch size — outgrew what was left.
 fn runtime(ctx: &Context, head: &str) -> Finding {
+    runtime_rule(ctx, head).fallback()
+}
+
+fn runtime_rule(ctx: &Context, head: &str) -> Finding {
     let s = ctx.settings;
     match ctx.engine {
         // llama.cpp reserves its compute graph at load; a later device OOM comes from buffers
@@ -480,7 +484,9 @@ pub(crate) fn other_allocators(ctx: &Context) -> Finding {
             let head = "PyTorch (cudaMallocAsync backend) could not allocate".to_string();
             // an engine start-up stage decides first: cudaMallocAsync's pool keeps freed blocks
             // (cudaMemPoolAttrReleaseThreshold), so limit - allocated - free is not all others'
-            let stage = ctx.phase().is_some_and(|(p, _)| p != Phase::Serving);
+            let stage = ctx
+                .phase()
+                .is_some_and(|(p, _)| p != Phase::Serving && !p.is_generic());
             if let (Some(a), Some(q), Some(l), Some(fr)) = (allocated, requested, limit, free) {
                 if a + q <= *l && *fr < *q && !stage {
                     let others = l.saturating_sub(*a).saturating_sub(*fr);

@@ -51,6 +51,18 @@ pub enum Phase {
     Prefill,
     /// after running for a while, memory having grown ("over time", "after hours")
     LongRunning,
+    /// a forward pass of a plain PyTorch program (`in forward`, `in generate` frames)
+    Forward,
+    /// a training step's backward pass (`loss.backward()`, `in backward` frames)
+    Backward,
+}
+
+impl Phase {
+    /// Frames every PyTorch program has (forward, backward): they say what the innermost code
+    /// was doing, but an engine's own stage frame in the same traceback says more.
+    pub fn is_generic(self) -> bool {
+        matches!(self, Phase::Forward | Phase::Backward)
+    }
 }
 
 /// Which memory a person's sentence names as what grew or ran short.
@@ -459,6 +471,12 @@ const KEYWORDS: &[&str] = &[
     "outofmemoryerror",
     "cudasuccess",
     "shard",
+    "in forward",
+    "in generate",
+    "backward",
+    "in from_pretrained",
+    "in _apply",
+    "in _call_impl",
 ];
 
 static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

@@ -150,6 +150,23 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("server is listening on", Phase::Serving),
     // text-generation-inference router: the warm-up prefill of max_batch_prefill_tokens
     ("Unable to warmup model", Phase::Profiling),
+    // transformers modeling_utils.PreTrainedModel.from_pretrained / _load_pretrained_model,
+    // accelerate utils/modeling.py set_module_tensor_to_device, torch nn/modules/module.py
+    // Module._apply (model.to(device) / .cuda()): the weights being put on the device
+    ("in from_pretrained", Phase::WeightLoading),
+    ("in _load_pretrained_model", Phase::WeightLoading),
+    ("in _load_state_dict_into_meta_model", Phase::WeightLoading),
+    ("in set_module_tensor_to_device", Phase::WeightLoading),
+    ("in load_state_dict", Phase::WeightLoading),
+    ("in _apply", Phase::WeightLoading),
+    // torch/_tensor.py Tensor.backward, torch/autograd/__init__.py backward: a training step
+    ("in backward", Phase::Backward),
+    (".backward(", Phase::Backward),
+    ("in _engine_run_backward", Phase::Backward),
+    // torch nn/modules/module.py Module._call_impl -> forward; transformers generation/utils.py
+    ("in forward", Phase::Forward),
+    ("in generate", Phase::Forward),
+    ("in _call_impl", Phase::Forward),
 ];
 
 /// Read serving-engine events on line `i`.
