@@ -118,7 +118,8 @@ impl Stack {
             | MpsOom { .. }
             | RawCudaOom
             | DeviceOom { .. }
-            | SizedOom { .. } => Stack::DeviceBare,
+            | SizedOom { .. }
+            | UnrecognisedOom { .. } => Stack::DeviceBare,
             GgmlAllocFailed { .. }
             | LlamaWeightsAllocFailed { .. }
             | LlamaKvAllocFailed

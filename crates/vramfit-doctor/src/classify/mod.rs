@@ -10,6 +10,7 @@
 pub mod basis;
 mod engines;
 mod llama;
+pub mod prior;
 mod prose;
 mod torch;
 mod vllm;
@@ -242,6 +243,7 @@ const OOM_WORDS: &[&str] = &[
     "failed to allocate",
     "allocation failed",
     "not enough memory",
+    "alloc_failed",
     "insufficient memory",
     "vk_error_out_of_device_memory",
     "erroroutofmemory",
@@ -302,9 +304,26 @@ pub fn diagnose(text: &str) -> Diagnosis {
 
 /// Diagnose a log, asking `fx` (the engine memory models) for what the log cannot tell.
 pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
-    let events = read_events(text);
+    let mut events = read_events(text);
     let settings = read_settings(text);
     let engine = engine_of(detect_engine(text), &events);
+    // an out-of-memory word no reader recognised, in a log with no other failure: decided by
+    // the phase and the engine like a described OOM, instead of "unknown"
+    if !events.iter().any(|l| l.event.is_failure()) && prose::fallback(&events, engine).is_none() {
+        if let Some((line, word, shown)) = unrecognised_oom(text) {
+            let at = events.partition_point(|l| l.line <= line);
+            events.insert(
+                at,
+                Located {
+                    line,
+                    text: shown,
+                    event: LogEvent::UnrecognisedOom {
+                        word: word.to_string(),
+                    },
+                },
+            );
+        }
+    }
     // llama.cpp retries a failed compute reservation without pipeline parallelism (Ollama
     // llm/status.go treats that as recoverable): failures before the retry were recovered from.
     let retried_at = events
@@ -385,6 +404,19 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
     }
 }
 
+/// The last line with an out-of-memory word (1-based), the word and the line for evidence.
+fn unrecognised_oom(text: &str) -> Option<(usize, &'static str, String)> {
+    let mut found = None;
+    for (i, line) in text.lines().enumerate() {
+        let line = crate::events::clip(line);
+        let lower = line.to_lowercase();
+        if let Some(w) = OOM_WORDS.iter().find(|w| lower.contains(*w)) {
+            found = Some((i + 1, *w, crate::events::evidence_text(line)));
+        }
+    }
+    found
+}
+
 fn nothing_recognised(text: &str) -> Finding {
     let lower: String = text
         .chars()
@@ -432,6 +464,15 @@ fn rule(ctx: &Context) -> Finding {
         LogEvent::NcclOom => engines::nccl(ctx),
         LogEvent::OomDescribed | LogEvent::Described(_) => {
             torch::by_phase(ctx, "The report describes an out-of-memory failure")
+        }
+        LogEvent::UnrecognisedOom { word } => {
+            let mut f = torch::by_phase(
+                ctx,
+                &format!("An allocation failure (\"{word}\") in a form vramfit does not know"),
+            );
+            f.confidence = f.confidence.min(0.35);
+            f.fallback = true;
+            f
         }
         LogEvent::SizedOom {
             api,

@@ -398,10 +398,6 @@ fn no_phase(ctx: &Context, head: &str) -> Finding {
 /// An OOM after start-up (or with nothing telling the phase): the load of the moment —
 /// concurrent sequences, batch size — outgrew what was left.
 fn runtime(ctx: &Context, head: &str) -> Finding {
-    runtime_rule(ctx, head).fallback()
-}
-
-fn runtime_rule(ctx: &Context, head: &str) -> Finding {
     let s = ctx.settings;
     match ctx.engine {
         // llama.cpp reserves its compute graph at load; a later device OOM comes from buffers
@@ -422,7 +418,8 @@ fn runtime_rule(ctx: &Context, head: &str) -> Finding {
             f.fix(Fix::flag("-ub", pow2_floor(s.n_ubatch.unwrap_or(512) / 2).max(32), "a smaller micro-batch shrinks the workspaces"))
         }
         Engine::Vllm | Engine::Sglang | Engine::Tgi => {
-            let mut f = Finding::new(Cause::Concurrency, 0.5, format!("{head} at run time: requests in flight (and their prefill/sampling buffers) needed more than the memory left outside the engine's budget."));
+            // the pool is sized at start-up; what grows at run time is the requests in flight
+            let mut f = Finding::new(Cause::Concurrency, 0.5, format!("{head} at run time: requests in flight (and their prefill/sampling buffers) needed more than the memory left outside the engine's budget.")).fallback();
             let seqs = s.max_num_seqs.or(s.max_running_requests);
             let flag = if ctx.engine == Engine::Sglang { "--max-running-requests" } else { "--max-num-seqs" };
             f = match seqs {
@@ -436,9 +433,24 @@ fn runtime_rule(ctx: &Context, head: &str) -> Finding {
             }
             f
         }
-        _ => Finding::new(Cause::Concurrency, 0.45, format!("{head} while running: the batch being processed needs more than is left after the model."))
-            .fix(Fix::action("lower the batch size (or the number of items processed at once)"))
-            .fix(Fix::action("shorten the inputs, or use a memory-efficient attention kernel")),
+        _ => match ctx.phase().map(|(p, _)| p) {
+            // the traceback is in a training step's backward pass: autograd holds every saved
+            // activation of the forward pass and allocates their gradients (torch/autograd),
+            // both scaling with batch x sequence (x resolution): the activation peak
+            Some(Phase::Backward) => Finding::new(Cause::ActivationPeak, 0.5, format!("{head} in the backward pass of a training step: the activations saved by the forward pass and their gradients grow with the batch and the sequence length."))
+                .fact("phase: backward pass (traceback frame)")
+                .fix(Fix::action("lower the batch size (use gradient accumulation to keep the effective batch) or the sequence length"))
+                .fix(Fix::action("enable gradient checkpointing (model.gradient_checkpointing_enable()) to recompute activations instead of keeping them")),
+            // in a model's forward (or generate) call of a plain PyTorch program, after the
+            // weights are placed: what that call allocates is its intermediates
+            Some(Phase::Forward) => Finding::new(Cause::ActivationPeak, 0.45, format!("{head} in the model's forward pass: after the weights, what a forward call allocates is its intermediates (attention, MLP, logits), which grow with the batch and the input length."))
+                .fact("phase: forward pass (traceback frame)")
+                .fix(Fix::action("reduce the batch size or the input length (image size) of the failing call"))
+                .fix(Fix::flag("attn_implementation", "sdpa", "memory-efficient attention instead of materialised attention scores (transformers)")),
+            _ => Finding::new(Cause::Concurrency, 0.4, format!("{head} while running: the batch being processed needs more than is left after the model (nothing in the log says which phase; this is the most frequent cause of such reports, not a measured one).")).fallback()
+                .fix(Fix::action("lower the batch size (or the number of items processed at once)"))
+                .fix(Fix::action("shorten the inputs, or use a memory-efficient attention kernel")),
+        },
     }
 }
 

@@ -293,6 +293,9 @@ pub enum LogEvent {
     NotOom(NotOomKind),
     /// a person's sentence about an out-of-memory failure (`OOMs during CUDA graph capture`)
     OomDescribed,
+    /// an out-of-memory word on a line no reader recognised (added by the classifier only when
+    /// the log has no other failure): the phase and the engine decide
+    UnrecognisedOom { word: String },
     /// a person names the memory that grew or ran short
     Described(Mechanism),
     /// a person reports allocator fragmentation (reserved-but-unallocated)
@@ -421,6 +424,7 @@ const KEYWORDS: &[&str] = &[
     "out of",
     "would exceed",
     "cublas",
+    "alloc_failed",
     "cudaerror",
     "hiperror",
     "cuda_error",

@@ -1,0 +1,99 @@
+//! A learned prior P(cause | phase, engine family, stack, numbers present): counts of the
+//! established causes of labelled reports, keyed by their [`Basis`]. It is meant only for the
+//! decisions the rules make without a mechanism-specific fact (`Basis::fallback`), and is
+//! measured against the rules by k-fold cross-validation (tests/prior_kfold.rs).
+//!
+//! Back-off: the most specific key with at least [`MIN_COUNT`] reports decides (phase, family,
+//! stack, totals → phase, family, stack → family, stack → stack). Ties go to the cause listed
+//! first in [`Cause::ALL`].
+
+use std::collections::BTreeMap;
+
+use super::{Basis, Cause};
+
+/// A key needs this many labelled reports before its counts decide.
+pub const MIN_COUNT: u32 = 3;
+
+/// Counts of established causes per basis key, at every back-off level.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Prior {
+    counts: BTreeMap<String, [u32; 10]>,
+}
+
+/// The back-off keys of a basis, most specific first.
+pub fn keys(b: &Basis) -> [String; 4] {
+    let totals = if b.has_totals { "totals" } else { "no_totals" };
+    let (w, f, s) = (b.when.as_str(), b.family, b.stack.as_str());
+    [
+        format!("{w}|{f}|{s}|{totals}"),
+        format!("{w}|{f}|{s}|*"),
+        format!("*|{f}|{s}|*"),
+        format!("*|*|{s}|*"),
+    ]
+}
+
+fn index(c: Cause) -> usize {
+    Cause::ALL.iter().position(|x| *x == c).unwrap_or(9)
+}
+
+impl Prior {
+    /// Count the established causes of labelled reports.
+    pub fn fit<'a>(reports: impl IntoIterator<Item = (&'a Basis, Cause)>) -> Prior {
+        let mut p = Prior::default();
+        for (b, c) in reports {
+            for k in keys(b) {
+                p.counts.entry(k).or_insert([0; 10])[index(c)] += 1;
+            }
+        }
+        p
+    }
+
+    /// The most frequent cause at the most specific key with enough reports, with that key's
+    /// count and the cause's share of it.
+    pub fn predict(&self, b: &Basis) -> Option<(Cause, u32, f64)> {
+        keys(b).iter().find_map(|k| {
+            let row = self.counts.get(k)?;
+            let n: u32 = row.iter().sum();
+            if n < MIN_COUNT {
+                return None;
+            }
+            let (i, best) = row
+                .iter()
+                .enumerate()
+                .max_by_key(|(i, c)| (**c, std::cmp::Reverse(*i)))?;
+            Some((Cause::ALL[i], n, *best as f64 / n as f64))
+        })
+    }
+
+    /// The table as TSV: key, then one count per cause in [`Cause::ALL`] order.
+    pub fn to_tsv(&self) -> String {
+        let mut out = String::from("# key");
+        for c in Cause::ALL {
+            out.push('\t');
+            out.push_str(c.as_str());
+        }
+        out.push('\n');
+        for (k, row) in &self.counts {
+            out.push_str(k);
+            for n in row {
+                out.push_str(&format!("\t{n}"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Read [`Prior::to_tsv`]'s output; malformed lines are skipped.
+    pub fn from_tsv(text: &str) -> Prior {
+        let mut p = Prior::default();
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let mut cols = line.split('\t');
+            let Some(k) = cols.next() else { continue };
+            let nums: Vec<u32> = cols.filter_map(|c| c.parse().ok()).collect();
+            if let Ok(row) = <[u32; 10]>::try_from(nums) {
+                p.counts.insert(k.to_string(), row);
+            }
+        }
+        p
+    }
+}

@@ -1,0 +1,87 @@
+//! The phase read from a traceback's frames decides a bare OOM, and an out-of-memory failure no
+//! reader knows is decided from the phase and the engine instead of "unknown". Inputs are real
+//! tracebacks from public issues (each names its source).
+
+use vramfit_doctor::classify::basis::When;
+use vramfit_doctor::{diagnose, Cause};
+
+#[test]
+fn bare_oom_in_backward_is_the_activation_peak() {
+    // pytorch/pytorch#18313 (GTX 1080 Ti; "the memory needed for the backward pass")
+    let d = diagnose(
+        r#"Traceback (most recent call last):
+  File "info.py", line 409, in <module>
+    loss.backward()
+  File "/home/xyz/anaconda3/envs/ml_torch/lib/python3.7/site-packages/torch/tensor.py", line 93, in backward
+    torch.autograd.backward(self, gradient, retain_graph, create_graph)
+  File "/home/xyz/anaconda3/envs/ml_torch/lib/python3.7/site-packages/torch/autograd/__init__.py", line 90, in backward
+    allow_unreachable=True)  # allow_unreachable flag
+RuntimeError: CUDA error: out of memory"#,
+    );
+    assert_eq!(d.cause, Cause::ActivationPeak, "{}", d.summary);
+    assert_eq!(d.basis.when, When::Compute);
+    assert!(!d.basis.fallback);
+    assert!(d.evidence.iter().any(|e| e.contains("backward")));
+}
+
+#[test]
+fn cudnn_workspace_failure_is_an_oom() {
+    // clcarwin/convert_torch_to_pytorch#10: "insufficient memory due to large batch size"
+    let d = diagnose(
+        r#"File "/opt/anaconda3/lib/python3.6/site-packages/torch/autograd/variable.py", line 146, in backward
+    self._execution_engine.run_backward((self,), (gradient,), retain_variables)
+RuntimeError: CUDNN_STATUS_ALLOC_FAILED"#,
+    );
+    assert_eq!(d.cause, Cause::ActivationPeak, "{}", d.summary);
+}
+
+#[test]
+fn loading_progress_then_generate_is_the_forward_pass() {
+    // a transformers script: the checkpoint loaded (progress line), then generate() failed in
+    // the model's forward; the loading line must not decide (frame names of transformers 4.40 and torch
+    // 2.3; paths and line numbers illustrative)
+    let d = diagnose(
+        r#"Loading checkpoint shards: 100%|██████████| 4/4 [00:05<00:00,  1.31s/it]
+Traceback (most recent call last):
+  File "/app/run.py", line 31, in <module>
+    out = model.generate(**inputs, max_new_tokens=512)
+  File "/usr/local/lib/python3.10/site-packages/transformers/generation/utils.py", line 1622, in generate
+    result = self._sample(
+  File "/usr/local/lib/python3.10/site-packages/torch/nn/modules/module.py", line 1541, in _call_impl
+    return forward_call(*args, **kwargs)
+  File "/usr/local/lib/python3.10/site-packages/transformers/models/llama/modeling_llama.py", line 1174, in forward
+    logits = logits.float()
+RuntimeError: CUDA error: out of memory"#,
+    );
+    assert_eq!(d.basis.when, When::Compute, "{:?}", d.basis);
+    assert_eq!(d.cause, Cause::ActivationPeak, "{}", d.summary);
+}
+
+#[test]
+fn an_engine_stage_outranks_the_forward_frame_inside_it() {
+    // vLLM V0 worker: profile_run -> ... -> forward (frame names of vllm/worker/worker.py and
+    // model_runner.py 0.6.x; line numbers illustrative)
+    let d = diagnose(
+        r#"  File "/usr/local/lib/python3.12/dist-packages/vllm/worker/worker.py", line 223, in determine_num_available_blocks
+    self.model_runner.profile_run()
+  File "/usr/local/lib/python3.12/dist-packages/vllm/worker/model_runner.py", line 1331, in profile_run
+    self.execute_model(model_input, kv_caches, intermediate_tensors)
+  File "/usr/local/lib/python3.12/dist-packages/torch/nn/modules/module.py", line 1747, in _call_impl
+    return forward_call(*args, **kwargs)
+  File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/models/llama.py", line 566, in forward
+    model_output = self.model(input_ids, positions, kv_caches,
+RuntimeError: CUDA error: out of memory"#,
+    );
+    assert_eq!(d.basis.when, When::Warmup, "{:?}", d.basis);
+    assert_eq!(d.cause, Cause::ActivationPeak, "{}", d.summary);
+}
+
+#[test]
+fn an_unknown_oom_format_is_decided_not_unknown() {
+    // JAX/XLA's allocator message (google/jax issues): no reader knows it, but it is an OOM
+    let d = diagnose("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 bytes.");
+    assert_ne!(d.cause, Cause::Unknown, "{}", d.summary);
+    assert_ne!(d.cause, Cause::NotOom, "{}", d.summary);
+    assert!(d.confidence <= 0.35, "{}", d.confidence);
+    assert!(d.basis.fallback);
+}
