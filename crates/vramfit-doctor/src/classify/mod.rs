@@ -10,7 +10,6 @@
 pub mod basis;
 mod engines;
 mod llama;
-pub mod prior;
 mod prose;
 mod torch;
 mod vllm;

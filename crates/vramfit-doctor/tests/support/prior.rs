@@ -1,7 +1,9 @@
 //! A learned prior P(cause | phase, engine family, stack, numbers present): counts of the
-//! established causes of labelled reports, keyed by their [`Basis`]. It is meant only for the
-//! decisions the rules make without a mechanism-specific fact (`Basis::fallback`), and is
-//! measured against the rules by k-fold cross-validation (tests/prior_kfold.rs).
+//! established causes of labelled reports, keyed by their [`Basis`]. It was meant for the
+//! decisions the rules make without a mechanism-specific fact (`Basis::fallback`) and is
+//! measured against the rules by k-fold cross-validation (crossval.rs `kfold_rules_vs_prior`).
+//! It did not beat the rules (docs/accuracy.md), so `diagnose` does not use it; it lives with
+//! the test that measures it.
 //!
 //! Back-off: the most specific key with at least [`MIN_COUNT`] reports decides (phase, family,
 //! stack, totals → phase, family, stack → family, stack → stack). Ties go to the cause listed
@@ -9,7 +11,8 @@
 
 use std::collections::BTreeMap;
 
-use super::{Basis, Cause};
+use vramfit_doctor::classify::Basis;
+use vramfit_doctor::Cause;
 
 /// A key needs this many labelled reports before its counts decide.
 pub const MIN_COUNT: u32 = 3;
@@ -63,37 +66,5 @@ impl Prior {
                 .max_by_key(|(i, c)| (**c, std::cmp::Reverse(*i)))?;
             Some((Cause::ALL[i], n, *best as f64 / n as f64))
         })
-    }
-
-    /// The table as TSV: key, then one count per cause in [`Cause::ALL`] order.
-    pub fn to_tsv(&self) -> String {
-        let mut out = String::from("# key");
-        for c in Cause::ALL {
-            out.push('\t');
-            out.push_str(c.as_str());
-        }
-        out.push('\n');
-        for (k, row) in &self.counts {
-            out.push_str(k);
-            for n in row {
-                out.push_str(&format!("\t{n}"));
-            }
-            out.push('\n');
-        }
-        out
-    }
-
-    /// Read [`Prior::to_tsv`]'s output; malformed lines are skipped.
-    pub fn from_tsv(text: &str) -> Prior {
-        let mut p = Prior::default();
-        for line in text.lines().filter(|l| !l.starts_with('#')) {
-            let mut cols = line.split('\t');
-            let Some(k) = cols.next() else { continue };
-            let nums: Vec<u32> = cols.filter_map(|c| c.parse().ok()).collect();
-            if let Ok(row) = <[u32; 10]>::try_from(nums) {
-                p.counts.insert(k.to_string(), row);
-            }
-        }
-        p
     }
 }
