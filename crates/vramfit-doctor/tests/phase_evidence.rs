@@ -85,3 +85,17 @@ fn an_unknown_oom_format_is_decided_not_unknown() {
     assert!(d.confidence <= 0.35, "{}", d.confidence);
     assert!(d.basis.fallback);
 }
+
+#[test]
+fn metal_per_buffer_limits_are_lookalikes() {
+    // Blaizzy/mlx-vlm generate_step (mlx/backend/metal/allocator.cpp's message), and PyTorch
+    // MPS's maxBufferLength check (aten/src/ATen/mps/MPSAllocator.mm)
+    for log in [
+        "RuntimeError: [metal::malloc] Attempting to allocate 135383101952 bytes which is greater than the maximum allowed buffer size of 86586540032 bytes.",
+        "RuntimeError: Invalid buffer size: 7.63 GB",
+    ] {
+        let d = diagnose(log);
+        assert_eq!(d.cause, Cause::NotOom, "{log}: {}", d.summary);
+        assert!(d.summary.contains("per-buffer limit"), "{}", d.summary);
+    }
+}

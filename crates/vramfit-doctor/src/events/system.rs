@@ -97,10 +97,13 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 10]> = LazyLock::new(|| {
             NotOomKind::AddressSpace,
         ),
         // ggml-vulkan.cpp (maxMemoryAllocationSize / maxBufferSize), ggml-metal
-        // (device.maxBufferLength), IPEX/Level Zero single allocations over 4 GB
+        // (device.maxBufferLength), IPEX/Level Zero single allocations over 4 GB, MLX
+        // (mlx/backend/metal/allocator.cpp: `[metal::malloc] Attempting to allocate X bytes which
+        // is greater than the maximum allowed buffer size`), PyTorch MPS (MPSAllocator.mm
+        // `Invalid buffer size`, a request over the device's maxBufferLength)
         (
             re(
-                r"exceeds device (?:memory allocation|buffer size) limit|is larger than buffer maximum|can NOT allocate memory block with size larger than",
+                r"exceeds device (?:memory allocation|buffer size) limit|is larger than buffer maximum|can NOT allocate memory block with size larger than|greater than the maximum allowed buffer size|Invalid buffer size: \d",
             ),
             NotOomKind::BufferLimit,
         ),
