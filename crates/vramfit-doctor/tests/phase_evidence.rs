@@ -99,3 +99,16 @@ fn metal_per_buffer_limits_are_lookalikes() {
         assert!(d.summary.contains("per-buffer limit"), "{}", d.summary);
     }
 }
+
+#[test]
+fn the_end_of_loading_opens_the_profiling_run() {
+    // vLLM 0.31 start-up lines (dev set vllm-log-005), then an OOM before any later stage line:
+    // vLLM runs its profiling pass right after "Model loading took"; the weights are loaded
+    let d = diagnose(
+        r#"(EngineCore pid=326) INFO 10-06 17:00:10 [default_loader.py:484] Loading weights took 0.87 seconds
+(EngineCore pid=326) INFO 10-06 17:00:11 [model_runner.py:407] Model loading took 15.0 GiB memory and 5.420225 seconds
+(EngineCore pid=326) ERROR 10-06 17:00:14 [core.py:708] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 79.25 GiB of which 1.02 GiB is free."#,
+    );
+    assert_eq!(d.basis.when, When::Warmup, "{:?}", d.basis);
+    assert_ne!(d.cause, Cause::WeightsDoNotFit, "{}", d.summary);
+}

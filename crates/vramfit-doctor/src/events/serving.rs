@@ -131,6 +131,15 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("Loading safetensors checkpoint", Phase::WeightLoading),
     ("Loading checkpoint shards", Phase::WeightLoading),
     ("in load_model", Phase::WeightLoading),
+    // the end of loading opens the next stage: vLLM's worker runs determine_available_memory
+    // -> profile_run right after load_model logs "Model loading took X GiB" (V1
+    // v1/worker/gpu_model_runner.py) or "Loading model weights took X GB" (V0
+    // worker/model_runner.py); SGLang allocates its memory pool after "Load weight end"
+    // (srt/model_executor/model_runner.py). "Loading weights took" is not such an end: weight
+    // post-processing (quantized repacking) still allocates after it.
+    ("Model loading took", Phase::Profiling),
+    ("Loading model weights took", Phase::Profiling),
+    ("Load weight end", Phase::KvAllocation),
     ("in load_weights", Phase::WeightLoading),
     ("in initialize_kv_cache", Phase::KvAllocation),
     ("in _allocate_kv_cache", Phase::KvAllocation),
