@@ -112,3 +112,16 @@ fn the_end_of_loading_opens_the_profiling_run() {
     assert_eq!(d.basis.when, When::Warmup, "{:?}", d.basis);
     assert_ne!(d.cause, Cause::WeightsDoNotFit, "{}", d.summary);
 }
+
+#[test]
+fn an_oom_after_ollamas_runner_started_is_not_the_load() {
+    // Ollama's own lines (llm/server.go "llama runner started in", ggml-cuda's cudaMalloc
+    // failure); the runner answered, so the failure came with a request, not at load
+    let d = diagnose(
+        r#"time=2024-11-08T01:14:14.096+05:30 level=INFO source=server.go:626 msg="llama runner started in 2.52 seconds"
+[GIN] 2024/11/08 - 01:14:20 | 200 |  6.1s | 127.0.0.1 | POST "/api/chat"
+ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1024.00 MiB on device 0: cudaMalloc failed: out of memory"#,
+    );
+    assert_eq!(d.basis.when, When::Steady, "{:?}", d.basis);
+    assert_ne!(d.cause, Cause::WeightsDoNotFit, "{}", d.summary);
+}

@@ -481,6 +481,7 @@ const KEYWORDS: &[&str] = &[
     "in from_pretrained",
     "in _apply",
     "in _call_impl",
+    "runner started",
 ];
 
 static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

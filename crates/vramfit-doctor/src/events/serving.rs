@@ -157,6 +157,10 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("Avg prompt throughput", Phase::Serving),
     ("Uvicorn running on", Phase::Serving),
     ("server is listening on", Phase::Serving),
+    // llama.cpp tools/server/server.cpp after load_model; Ollama llm/server.go once its runner
+    // answers: loading is over, requests are being served
+    ("main: model loaded", Phase::Serving),
+    ("llama runner started in", Phase::Serving),
     // text-generation-inference router: the warm-up prefill of max_batch_prefill_tokens
     ("Unable to warmup model", Phase::Profiling),
     // transformers modeling_utils.PreTrainedModel.from_pretrained / _load_pretrained_model,
