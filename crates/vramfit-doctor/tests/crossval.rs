@@ -112,7 +112,8 @@ fn holdout3_fold() -> Vec<Case> {
 /// a110bc6 3/8, 13792e7 1/4, 89ddd1a 0/3 (13:07 UTC); 1316c4a 2/3, 813539f 2/3, 9e211b6 0/3,
 /// b2beb90 3/4, 957807e 0/2, 28a9cc8 1/3, 2659044 1/1, 6161a7c 0/2 (13:13 UTC); eb22f73 2/3,
 /// 025be6e 2/3, 4a2c9d9 0/2 (13:15 UTC); 3887eb3 1/2, 87a2ff6 2/2 (13:16 UTC); 9b1f1db 2/2
-/// (main's rules 1/2), 676541b 0/1 (13:17 UTC): 22/51 (main's rules 21/51).
+/// (main's rules 1/2), 676541b 0/1 (13:17 UTC); 0d416be 2/2 (13:18 UTC): 24/53 (main's rules
+/// 23/53).
 fn holdout4_fold() -> Vec<Case> {
     cases(GATHERED3, "gathered3", Some("holdout4"))
 }
