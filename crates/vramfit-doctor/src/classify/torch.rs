@@ -418,8 +418,13 @@ fn runtime(ctx: &Context, head: &str) -> Finding {
             f.fix(Fix::flag("-ub", pow2_floor(s.n_ubatch.unwrap_or(512) / 2).max(32), "a smaller micro-batch shrinks the workspaces"))
         }
         Engine::Vllm | Engine::Sglang | Engine::Tgi => {
-            // the pool is sized at start-up; what grows at run time is the requests in flight
-            let mut f = Finding::new(Cause::Concurrency, 0.5, format!("{head} at run time: requests in flight (and their prefill/sampling buffers) needed more than the memory left outside the engine's budget.")).fallback();
+            // the pool is sized at start-up; what grows at run time is the requests in flight.
+            // With nothing telling that start-up was over, that is only the likeliest answer.
+            let known = ctx.phase().is_some() || ctx.elapsed.is_some_and(|s| s >= 600);
+            let mut f = Finding::new(Cause::Concurrency, if known { 0.5 } else { 0.45 }, format!("{head} at run time: requests in flight (and their prefill/sampling buffers) needed more than the memory left outside the engine's budget."));
+            if !known {
+                f = f.fallback();
+            }
             let seqs = s.max_num_seqs.or(s.max_running_requests);
             let flag = if ctx.engine == Engine::Sglang { "--max-running-requests" } else { "--max-num-seqs" };
             f = match seqs {
