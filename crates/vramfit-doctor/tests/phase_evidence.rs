@@ -125,3 +125,19 @@ ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1024.00 MiB on device 0: 
     assert_eq!(d.basis.when, When::Steady, "{:?}", d.basis);
     assert_ne!(d.cause, Cause::WeightsDoNotFit, "{}", d.summary);
 }
+
+#[test]
+fn the_first_request_is_its_prefill_and_later_ones_are_serving() {
+    // vLLM's own lines (api_server start-up, entrypoints/logger.py's request log, the torch
+    // OOM of the engine core); numbers illustrative
+    let start = "INFO 05-10 12:00:00 [api_server.py:1024] Starting vLLM API server on http://0.0.0.0:8000\nINFO:     Application startup complete.\n";
+    let req = "INFO 05-10 12:01:00 [logger.py:39] Received request chatcmpl-7f2: prompt: '<|im_start|>user ...', params: SamplingParams(n=1, max_tokens=2048)\n";
+    let oom = "ERROR 05-10 12:01:01 [core.py:398] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB.";
+    let first = diagnose(&format!("{start}{req}{oom}"));
+    assert_eq!(first.basis.when, When::Compute, "{:?}", first.basis);
+    assert_eq!(first.cause, Cause::ActivationPeak, "{}", first.summary);
+    let tput = "INFO 05-10 12:01:30 [loggers.py:116] Avg prompt throughput: 812.4 tokens/s, Avg generation throughput: 95.0 tokens/s, Running: 12 reqs\n";
+    let later = diagnose(&format!("{start}{req}{tput}{req}{oom}"));
+    assert_eq!(later.basis.when, When::Steady, "{:?}", later.basis);
+    assert_eq!(later.cause, Cause::Concurrency, "{}", later.summary);
+}

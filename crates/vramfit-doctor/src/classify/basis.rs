@@ -56,7 +56,9 @@ impl When {
                 | Phase::ComputeReserve,
             ) => When::Warmup,
             Some(Phase::CudaGraphCapture) => When::Capture,
-            Some(Phase::Prefill | Phase::Forward | Phase::Backward) => When::Compute,
+            Some(Phase::Prefill | Phase::Forward | Phase::Backward | Phase::FirstRequest) => {
+                When::Compute
+            }
             Some(Phase::LongRunning) => When::AfterHours,
             Some(Phase::WakeUp) => When::Wake,
             Some(Phase::Serving) if elapsed.is_some_and(|s| s >= 3600) => When::AfterHours,

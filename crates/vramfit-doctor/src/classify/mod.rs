@@ -162,6 +162,9 @@ impl Context<'_> {
             .iter()
             .position(|l| l.line != line)
             .map_or(self.events.len(), |p| self.at + p);
+        if let Some(p) = self.request_phase(end) {
+            return Some(p);
+        }
         let mut markers = self.events[..end]
             .iter()
             .rev()
@@ -181,6 +184,34 @@ impl Context<'_> {
             .find(|(p, _)| !p.is_generic())
             .filter(|(p, _)| !matches!(p, Phase::Serving | Phase::WeightLoading));
         Some(stage.unwrap_or(last))
+    }
+
+    /// Requests the engine logged after its last stage marker: one, with no throughput line
+    /// before it, is the first request (the field guide's "on the first batch"); more are
+    /// steady serving.
+    fn request_phase(&self, end: usize) -> Option<(Phase, &Located)> {
+        let upto = &self.events[..end];
+        let is_req = |l: &&Located| matches!(l.event, LogEvent::RequestStarted);
+        let first = upto.iter().find(is_req)?;
+        let last = upto.iter().rev().find(is_req)?;
+        let stage_after = upto.iter().any(|l| {
+            l.line > last.line && matches!(l.event, LogEvent::Phase(p) if !p.is_generic())
+        });
+        if stage_after {
+            return None;
+        }
+        let traffic_before = upto.iter().any(|l| {
+            l.line < first.line
+                && matches!(l.event, LogEvent::Phase(Phase::Serving))
+                && l.text.contains("throughput")
+        });
+        let n = upto.iter().filter(is_req).count();
+        let phase = if n == 1 && !traffic_before {
+            Phase::FirstRequest
+        } else {
+            Phase::Serving
+        };
+        Some((phase, last))
     }
 
     /// Events anywhere in the log matching `f` (context lines are printed before and after).

@@ -195,7 +195,9 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
     }
     // Rule 5: what the process was doing decides (sampler warm-up, graphs, profiling, load)
     let phase = ctx.phase().map(|(p, _)| p);
-    if phase.is_some_and(|p| !matches!(p, Phase::Serving | Phase::LongRunning) && !p.is_generic()) {
+    if phase.is_some_and(|p| {
+        !matches!(p, Phase::Serving | Phase::LongRunning | Phase::FirstRequest) && !p.is_generic()
+    }) {
         return annotate(by_phase(ctx, &head), t);
     }
     // Rule 5b: without a process list, total - this process (or PyTorch's reservation and a
@@ -323,7 +325,11 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
     let engine_stage = phase.is_some_and(|p| {
         !matches!(
             p,
-            Phase::Serving | Phase::WeightLoading | Phase::Prefill | Phase::LongRunning
+            Phase::Serving
+                | Phase::WeightLoading
+                | Phase::Prefill
+                | Phase::LongRunning
+                | Phase::FirstRequest
         ) && !p.is_generic()
     });
     if !engine_stage {
@@ -350,7 +356,7 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
                 _ => Fix::action("give vLLM a smaller gpu_memory_utilization than the trainer's free share (vLLM's default 0.9 assumes the GPU is its own)"),
             })
             .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM")),
-        Some(Phase::Serving | Phase::Prefill | Phase::LongRunning | Phase::Forward | Phase::Backward) => runtime(ctx, head),
+        Some(Phase::Serving | Phase::Prefill | Phase::LongRunning | Phase::Forward | Phase::Backward | Phase::FirstRequest) => runtime(ctx, head),
         // TGI's launcher says the shard died before it was ready: while loading its weights
         None if ctx.find(|e| matches!(e, LogEvent::TgiShardCannotStart).then_some(())).is_some() => engines::weights(ctx, format!("{head} before the TGI shard reported ready (the launcher prints ShardCannotStart): the shard was loading its weights, which do not fit the GPU it was given.")),
         // no progress line, but the timestamps say the process had been up for a while

@@ -55,6 +55,10 @@ pub enum Phase {
     Forward,
     /// a training step's backward pass (`loss.backward()`, `in backward` frames)
     Backward,
+    /// the first request after start-up (derived from [`LogEvent::RequestStarted`] by the
+    /// classifier, never read from a line): its prefill is the first forward pass over a real
+    /// prompt, beyond what a warm-up measured
+    FirstRequest,
 }
 
 impl Phase {
@@ -302,6 +306,9 @@ pub enum LogEvent {
     FragmentationDescribed { reserved_unallocated: Option<u64> },
     /// a progress message or traceback frame
     Phase(Phase),
+    /// an engine logged the start of a request (vLLM's request logger `Received request`,
+    /// llama-server's `launch_slot_`)
+    RequestStarted,
 }
 
 impl LogEvent {
@@ -327,6 +334,7 @@ impl LogEvent {
                 | LlamaRetryWithoutPipeline
                 | OllamaGpu { .. }
                 | Phase(_)
+                | RequestStarted
         )
     }
 
@@ -482,6 +490,8 @@ const KEYWORDS: &[&str] = &[
     "in _apply",
     "in _call_impl",
     "runner started",
+    "received request",
+    "launch_slot",
 ];
 
 static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

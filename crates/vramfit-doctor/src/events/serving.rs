@@ -185,6 +185,11 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
 /// Read serving-engine events on line `i`.
 pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     let line = lines[i];
+    // vllm/entrypoints/logger.py RequestLogger ("Received request <id>: ..."); llama.cpp
+    // tools/server/server.cpp ("slot launch_slot_: id N | task M | processing task")
+    if line.contains("Received request ") || line.contains("launch_slot_") {
+        out.push(LogEvent::RequestStarted);
+    }
     for (marker, phase) in PHASE_MARKERS {
         if line.contains(marker) {
             out.push(LogEvent::Phase(*phase));
