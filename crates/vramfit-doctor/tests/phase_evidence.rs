@@ -141,3 +141,17 @@ fn the_first_request_is_its_prefill_and_later_ones_are_serving() {
     assert_eq!(later.basis.when, When::Steady, "{:?}", later.basis);
     assert_eq!(later.cause, Cause::Concurrency, "{}", later.summary);
 }
+
+#[test]
+fn exact_other_tenants_outrank_the_loading_phase() {
+    // torch >= 2.2 message (c10 reportProcessMemoryInfo) in a container, where the other
+    // processes are not listed; frames of transformers' from_pretrained (numbers illustrative):
+    // 23.65 - 9.10 - 0.02 = 14.5 GiB is held by another tenant, more than a quarter of the GPU
+    let d = diagnose(
+        r#"  File "/usr/local/lib/python3.10/site-packages/transformers/modeling_utils.py", line 3531, in from_pretrained
+    ) = cls._load_pretrained_model(
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 20.06 MiB is free. Including non-PyTorch memory, this process has 9.10 GiB memory in use. Of the allocated memory 8.61 GiB is allocated by PyTorch, and 41.52 MiB is reserved by PyTorch but unallocated."#,
+    );
+    assert_eq!(d.basis.when, When::Load, "{:?}", d.basis);
+    assert_eq!(d.cause, Cause::OtherProcesses, "{}", d.summary);
+}

@@ -193,6 +193,14 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
     if let Some(f) = engines::sglang_static_share(ctx, t, &head) {
         return f;
     }
+    // Rule 5a: with this process's own use printed (NVML's per-process figure, c10
+    // reportProcessMemoryInfo), total - this process - free is exactly what others hold: when
+    // that is a quarter of the device or more, the message's arithmetic decides before the
+    // phase does (less is a desktop's display or a monitoring tool's context, next to which
+    // the stage that failed is the better answer; rule 5b still weighs it after the phase).
+    if let Some(f) = computed_others(ctx, t, &head, q, listed.is_none(), true) {
+        return f;
+    }
     // Rule 5: what the process was doing decides (sampler warm-up, graphs, profiling, load)
     let phase = ctx.phase().map(|(p, _)| p);
     if phase.is_some_and(|p| {
@@ -200,29 +208,10 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
     }) {
         return annotate(by_phase(ctx, &head), t);
     }
-    // Rule 5b: without a process list, total - this process (or PyTorch's reservation and a
-    // CUDA context) - free is held by other tenants.
-    if listed.is_none() {
-        if let (Some(tot), Some(fr)) = (t.total, t.free) {
-            let mine = t
-                .this_process
-                .or_else(|| t.reserved().map(|r| r + CONTEXT_BYTES));
-            if let Some(mine) = mine {
-                let others = tot.saturating_sub(mine).saturating_sub(fr);
-                // a single request of an eighth of the device that is also larger than what
-                // the others hold is the activation of rule 6: it is the dominant term
-                let dominant = q >= tot / 8 && q >= others;
-                if others >= GIB.max((tot as f64 * 0.15) as u64) && !dominant {
-                    return other_processes(ctx, t, &head, others, &[]).fact(format!(
-                        "total {} - this process {} - free {} = {} held outside it",
-                        fmt_bytes(tot),
-                        fmt_bytes(mine),
-                        fmt_bytes(fr),
-                        fmt_bytes(others)
-                    ));
-                }
-            }
-        }
+    // Rule 5b: the same estimated from PyTorch's reservation and a CUDA context (after the
+    // phase: during start-up an engine's memory outside PyTorch's cache is not another tenant)
+    if let Some(f) = computed_others(ctx, t, &head, q, listed.is_none(), false) {
+        return f;
     }
     // Rule 6: a request of an eighth of the device or more is an activation: weights and KV
     // caches are allocated per layer, in pieces far smaller than that (a 70B model's largest
@@ -239,6 +228,41 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
         .fix(Fix::flag("--max-num-batched-tokens", ctx.settings.max_num_batched_tokens.map_or(2048, |b| pow2_floor(b / 2)), "a smaller prefill chunk bounds the activation (vLLM)"));
     }
     annotate(by_phase(ctx, &head), t)
+}
+
+/// Other tenants from the message's arithmetic when it lists no processes: total - this
+/// process - free. `exact`: only with this process's use printed, and a quarter of the device
+/// at least; otherwise PyTorch's reservation plus a CUDA context stands for it, and 15%.
+fn computed_others(
+    ctx: &Context,
+    t: &TorchOom,
+    head: &str,
+    q: u64,
+    unlisted: bool,
+    exact: bool,
+) -> Option<Finding> {
+    if !unlisted || (exact && t.this_process.is_none()) {
+        return None;
+    }
+    let (tot, fr) = (t.total?, t.free?);
+    let mine = t
+        .this_process
+        .or_else(|| t.reserved().map(|r| r + CONTEXT_BYTES))?;
+    let others = tot.saturating_sub(mine).saturating_sub(fr);
+    // a single request of an eighth of the device that is also larger than what the others
+    // hold is the activation of rule 6: it is the dominant term
+    let dominant = q >= tot / 8 && q >= others;
+    let share = if exact { 0.25 } else { 0.15 };
+    if others < GIB.max((tot as f64 * share) as u64) || dominant {
+        return None;
+    }
+    Some(other_processes(ctx, t, head, others, &[]).fact(format!(
+        "total {} - this process {} - free {} = {} held outside it",
+        fmt_bytes(tot),
+        fmt_bytes(mine),
+        fmt_bytes(fr),
+        fmt_bytes(others)
+    )))
 }
 
 /// Add the message's numbers to a phase-based finding.
