@@ -10,6 +10,7 @@
 pub mod basis;
 mod engines;
 mod llama;
+mod phase;
 mod prose;
 mod torch;
 mod vllm;
