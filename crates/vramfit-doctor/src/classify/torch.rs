@@ -370,9 +370,23 @@ pub(crate) fn other_allocators(ctx: &Context) -> Finding {
                     .fix(Fix::action(format!("close other applications: {} is held outside this process's tensors", fmt_bytes(*other))))
                     .fix(Fix::action("process smaller chunks; PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 only removes the guard and may swap or crash the system"));
             }
-            Finding::new(Cause::Concurrency, 0.55, format!("{head}: this process's own tensors fill the allowance; the batch being processed is too large."))
-                .fact(format!("MPS allocated {} of {} allowed", fmt_bytes(*allocated), fmt_bytes(*max_allowed)))
-                .fix(Fix::action("lower the batch size (items processed at once)"))
+            // the same arithmetic as CUDA's rule 6: one request of an eighth of the allowance
+            // is an activation (weights and caches are allocated per layer, far smaller)
+            if *max_allowed > 0 && q >= max_allowed / 8 {
+                return Finding::new(Cause::ActivationPeak, 0.6, format!("{head}: one request of {:.0}% of the allowance while this process's own tensors fill it: an activation that grows with the input (batch, resolution, sequence).", 100.0 * q as f64 / *max_allowed as f64))
+                    .fact(format!("requested {} >= 1/8 of {} allowed", fmt_bytes(q), fmt_bytes(*max_allowed)))
+                    .fix(Fix::action("reduce the batch size, the resolution or the sequence length of the failing call"));
+            }
+            let mut f = by_phase(
+                ctx,
+                &format!("{head}: this process's own tensors fill the allowance"),
+            );
+            f.facts.push(format!(
+                "MPS allocated {} of {} allowed",
+                fmt_bytes(*allocated),
+                fmt_bytes(*max_allowed)
+            ));
+            f
         }
         LogEvent::CudaMallocAsyncOom {
             allocated,
