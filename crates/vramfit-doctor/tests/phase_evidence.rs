@@ -155,3 +155,19 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 224.00 MiB. GPU 0 
     assert_eq!(d.basis.when, When::Load, "{:?}", d.basis);
     assert_eq!(d.cause, Cause::OtherProcesses, "{}", d.summary);
 }
+
+#[test]
+fn llama_cpp_rules_speak_ollama_in_an_ollama_log() {
+    // Ollama's "starting llama server" line (llm/server.go) with its runner's ggml messages;
+    // the KV rule's llama.cpp flags come out as Ollama's options and variables
+    let d = diagnose(
+        r#"time=2024-05-01T10:00:00Z level=INFO source=server.go:320 msg="starting llama server" cmd="/usr/lib/ollama/runners/cuda_v12/ollama_llama_server --model /root/.ollama/models/blobs/sha256-x --ctx-size 32768 --batch-size 512 --n-gpu-layers 33 --parallel 4 --port 40000"
+ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: out of memory
+llama_kv_cache_init: failed to allocate buffer for kv cache"#,
+    );
+    assert_eq!(d.cause, Cause::KvCache, "{}", d.summary);
+    let flags: Vec<&str> = d.fixes.iter().map(|f| f.flag.as_str()).collect();
+    assert!(flags.contains(&"num_ctx"), "{flags:?}");
+    assert!(flags.contains(&"OLLAMA_KV_CACHE_TYPE"), "{flags:?}");
+    assert!(flags.iter().all(|f| !f.starts_with('-')), "{flags:?}");
+}
