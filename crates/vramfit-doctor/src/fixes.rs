@@ -220,7 +220,10 @@ pub fn already_set(f: &Fix, s: &EchoedSettings) -> bool {
 /// dropped; the first fix for a flag wins.
 pub fn vet(fixes: Vec<Fix>, engine: Engine, s: &EchoedSettings) -> Vec<Fix> {
     let mut out: Vec<Fix> = Vec::new();
-    for f in fixes {
+    for mut f in fixes {
+        if engine == Engine::Ollama {
+            ollama_words(&mut f);
+        }
         if !f.flag.is_empty() {
             let vague = matches!(f.value.as_str(), "fewer" | "lower" | "higher" | "more");
             if vague || !belongs(engine, &f.flag) || already_set(&f, s) {
@@ -235,6 +238,24 @@ pub fn vet(fixes: Vec<Fix>, engine: Engine, s: &EchoedSettings) -> Vec<Fix> {
         out.push(f);
     }
     out
+}
+
+/// Ollama runs llama.cpp under its own names: a rule written for llama.cpp's runner speaks
+/// Ollama's vocabulary in an Ollama log (Modelfile `PARAMETER num_gpu / num_ctx / num_batch`,
+/// `OLLAMA_KV_CACHE_TYPE`, `OLLAMA_FLASH_ATTENTION`, `OLLAMA_NUM_PARALLEL`; ollama docs/faq.md,
+/// api.md options).
+fn ollama_words(f: &mut Fix) {
+    let (flag, value) = match (f.flag.as_str(), f.value.as_str()) {
+        ("-ngl", v) => ("num_gpu", v.to_string()),
+        ("-c", v) => ("num_ctx", v.to_string()),
+        ("-b", v) => ("num_batch", v.to_string()),
+        ("-ctk" | "-ctv", v) => ("OLLAMA_KV_CACHE_TYPE", v.to_string()),
+        ("-fa", _) => ("OLLAMA_FLASH_ATTENTION", "1".to_string()),
+        ("-np", v) => ("OLLAMA_NUM_PARALLEL", v.to_string()),
+        _ => return,
+    };
+    f.flag = flag.to_string();
+    f.value = value;
 }
 
 /// vLLM pages KV in blocks of 16 tokens (vllm/config/cache.py default block_size; CUDA).

@@ -90,11 +90,17 @@ fn llama_inner(ctx: &Context) -> Finding {
                     format!("half of the {n} GPU layers; raise it until the load fails"),
                 ));
             } else {
-                f = f.fix(Fix::action(
-                    "offload fewer layers (-ngl N, starting from half the model's layers)",
-                ));
+                f = f.fix(Fix::action(if ctx.engine == Engine::Ollama {
+                    "offload fewer layers (PARAMETER num_gpu N, starting from half the model's layers)"
+                } else {
+                    "offload fewer layers (-ngl N, starting from half the model's layers)"
+                }));
             }
-            f.fix(Fix::action("use a smaller quant (e.g. Q4_K_M instead of Q8_0), or --tensor-split over more GPUs"))
+            f.fix(Fix::action(if ctx.engine == Engine::Ollama {
+                "use a smaller quantization tag of the model (e.g. q4_K_M instead of q8_0)"
+            } else {
+                "use a smaller quant (e.g. Q4_K_M instead of Q8_0), or --tensor-split over more GPUs"
+            }))
         }
         LogEvent::LlamaKvAllocFailed => llama_kv(
             ctx,

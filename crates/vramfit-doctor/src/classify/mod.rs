@@ -7,8 +7,10 @@
 //! out-of-memory failure outranks a lookalike (NCCL and illegal-access errors follow an OOM when
 //! the other workers die).
 
+pub mod basis;
 mod engines;
 mod llama;
+mod phase;
 mod prose;
 mod torch;
 mod vllm;
@@ -18,6 +20,7 @@ use serde::Serialize;
 use crate::events::{read_events, Located, LogEvent, Phase};
 use crate::fixes::{vet, Fix, FixEngine, LogOnly};
 use crate::settings::{detect_engine, read_settings, EchoedSettings, Engine};
+pub use basis::Basis;
 
 /// The root cause of a crash, as the design names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -93,6 +96,8 @@ pub(crate) struct Finding {
     /// computed facts, each one line
     pub facts: Vec<String>,
     pub fixes: Vec<Fix>,
+    /// decided by the fallback for its phase, with no mechanism-specific fact
+    pub fallback: bool,
 }
 
 impl Finding {
@@ -103,7 +108,13 @@ impl Finding {
             summary: summary.into(),
             facts: Vec::new(),
             fixes: Vec::new(),
+            fallback: false,
         }
+    }
+    /// Mark a finding as the phase's fallback (no mechanism-specific fact decided it).
+    pub fn fallback(mut self) -> Finding {
+        self.fallback = true;
+        self
     }
     pub fn fact(mut self, f: impl Into<String>) -> Finding {
         self.facts.push(f.into());
@@ -127,6 +138,8 @@ pub struct Diagnosis {
     pub fixes: Vec<Fix>,
     pub settings: EchoedSettings,
     pub events: Vec<Located>,
+    /// the evidence every report has (phase, stack, engine family, numbers present)
+    pub basis: Basis,
 }
 
 /// Everything a rule may look at.
@@ -150,10 +163,56 @@ impl Context<'_> {
             .iter()
             .position(|l| l.line != line)
             .map_or(self.events.len(), |p| self.at + p);
-        self.events[..end].iter().rev().find_map(|l| match l.event {
-            LogEvent::Phase(p) => Some((p, l)),
-            _ => None,
-        })
+        if let Some(p) = self.request_phase(end) {
+            return Some(p);
+        }
+        let mut markers = self.events[..end]
+            .iter()
+            .rev()
+            .filter_map(|l| match l.event {
+                LogEvent::Phase(p) => Some((p, l)),
+                _ => None,
+            });
+        let last = markers.next()?;
+        if !last.0.is_generic() {
+            return Some(last);
+        }
+        // a generic frame (forward, backward) yields to an engine stage that runs forward
+        // passes (profile_run, graph capture, sampler warm-up; frames are printed outermost
+        // first) shortly before it; loading and serving end before a forward pass is the news
+        let stage = markers
+            .take_while(|(_, l)| l.line + TRACEBACK_LINES >= last.1.line)
+            .find(|(p, _)| !p.is_generic())
+            .filter(|(p, _)| !matches!(p, Phase::Serving | Phase::WeightLoading));
+        Some(stage.unwrap_or(last))
+    }
+
+    /// Requests the engine logged after its last stage marker: one, with no throughput line
+    /// before it, is the first request (the field guide's "on the first batch"); more are
+    /// steady serving.
+    fn request_phase(&self, end: usize) -> Option<(Phase, &Located)> {
+        let upto = &self.events[..end];
+        let is_req = |l: &&Located| matches!(l.event, LogEvent::RequestStarted);
+        let first = upto.iter().find(is_req)?;
+        let last = upto.iter().rev().find(is_req)?;
+        let stage_after = upto.iter().any(|l| {
+            l.line > last.line && matches!(l.event, LogEvent::Phase(p) if !p.is_generic())
+        });
+        if stage_after {
+            return None;
+        }
+        let traffic_before = upto.iter().any(|l| {
+            l.line < first.line
+                && matches!(l.event, LogEvent::Phase(Phase::Serving))
+                && l.text.contains("throughput")
+        });
+        let n = upto.iter().filter(is_req).count();
+        let phase = if n == 1 && !traffic_before {
+            Phase::FirstRequest
+        } else {
+            Phase::Serving
+        };
+        Some((phase, last))
     }
 
     /// Events anywhere in the log matching `f` (context lines are printed before and after).
@@ -191,6 +250,9 @@ impl Context<'_> {
     }
 }
 
+/// How far up a traceback an engine's stage frame may sit above a generic frame.
+const TRACEBACK_LINES: usize = 120;
+
 /// Strength of a failure: 2 specific OOM, 1 generic OOM, 0 lookalike.
 fn tier(e: &LogEvent) -> u8 {
     match e {
@@ -212,6 +274,9 @@ const OOM_WORDS: &[&str] = &[
     "failed to allocate",
     "allocation failed",
     "not enough memory",
+    "alloc_failed",
+    // XLA (JAX, TPU) and gRPC status of an allocation that did not fit
+    "resource_exhausted",
     "insufficient memory",
     "vk_error_out_of_device_memory",
     "erroroutofmemory",
@@ -272,9 +337,26 @@ pub fn diagnose(text: &str) -> Diagnosis {
 
 /// Diagnose a log, asking `fx` (the engine memory models) for what the log cannot tell.
 pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
-    let events = read_events(text);
+    let mut events = read_events(text);
     let settings = read_settings(text);
     let engine = engine_of(detect_engine(text), &events);
+    // an out-of-memory word no reader recognised, in a log with no other failure: decided by
+    // the phase and the engine like a described OOM, instead of "unknown"
+    if !events.iter().any(|l| l.event.is_failure()) && prose::fallback(&events, engine).is_none() {
+        if let Some((line, word, shown)) = unrecognised_oom(text) {
+            let at = events.partition_point(|l| l.line <= line);
+            events.insert(
+                at,
+                Located {
+                    line,
+                    text: shown,
+                    event: LogEvent::UnrecognisedOom {
+                        word: word.to_string(),
+                    },
+                },
+            );
+        }
+    }
     // llama.cpp retries a failed compute reservation without pipeline parallelism (Ollama
     // llm/status.go treats that as recoverable): failures before the retry were recovered from.
     let retried_at = events
@@ -293,6 +375,7 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
         .filter(|(i, l)| l.event.is_failure() && !recovered(*i, &l.event))
         .max_by_key(|(i, l)| (tier(&l.event), *i))
         .map(|(i, _)| i);
+    let mut basis = Basis::none(engine);
     let (finding, anchor_lines) = match primary {
         Some(at) => {
             let ctx = Context {
@@ -303,6 +386,7 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
                 at,
                 elapsed: crate::events::time::elapsed(text, events[at].line),
             };
+            basis = Basis::of(&ctx);
             let mut f = rule(&ctx);
             if let Some(s) = ctx.elapsed.filter(|s| *s >= 60 && f.cause != Cause::NotOom) {
                 let stage = if s >= 3600 { "steady state, hours after start-up" } else if s >= 600 { "after start-up" } else { "during start-up" };
@@ -334,6 +418,7 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
             None => (nothing_recognised(text), Vec::new()),
         },
     };
+    basis.fallback = finding.fallback;
     let fixes = vet(finding.fixes.clone(), engine, &settings);
     let mut evidence = finding.facts.clone();
     for l in anchor_lines {
@@ -348,7 +433,21 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
         fixes,
         settings,
         events,
+        basis,
     }
+}
+
+/// The last line with an out-of-memory word (1-based), the word and the line for evidence.
+fn unrecognised_oom(text: &str) -> Option<(usize, &'static str, String)> {
+    let mut found = None;
+    for (i, line) in text.lines().enumerate() {
+        let line = crate::events::clip(line);
+        let lower = line.to_lowercase();
+        if let Some(w) = OOM_WORDS.iter().find(|w| lower.contains(*w)) {
+            found = Some((i + 1, *w, crate::events::evidence_text(line)));
+        }
+    }
+    found
 }
 
 fn nothing_recognised(text: &str) -> Finding {
@@ -398,6 +497,15 @@ fn rule(ctx: &Context) -> Finding {
         LogEvent::NcclOom => engines::nccl(ctx),
         LogEvent::OomDescribed | LogEvent::Described(_) => {
             torch::by_phase(ctx, "The report describes an out-of-memory failure")
+        }
+        LogEvent::UnrecognisedOom { word } => {
+            let mut f = torch::by_phase(
+                ctx,
+                &format!("An allocation failure (\"{word}\") in a form vramfit does not know"),
+            );
+            f.confidence = f.confidence.min(0.35);
+            f.fallback = true;
+            f
         }
         LogEvent::SizedOom {
             api,

@@ -49,7 +49,12 @@ pub(crate) fn kv(ctx: &Context, summary: String, conf: f64) -> Finding {
 /// The phases a person's sentence gives. None when the phase is another one.
 pub(crate) fn described_phase(ctx: &Context, head: &str, phase: Phase) -> Option<Finding> {
     match phase {
-        Phase::Prefill => Some(prefill(ctx, head)),
+        Phase::Prefill => Some(prefill(ctx, head, "during the prefill of a long prompt")),
+        Phase::FirstRequest => Some(prefill(
+            ctx,
+            head,
+            "on the first request after start-up, whose prefill is the first forward pass over a real prompt",
+        )),
         // memory that grew over a long session, in a generation stack that allocates the KV
         // cache as tokens arrive: what grows with the session is that cache (mlx_lm/models/
         // cache.py KVCache extends by `step` tokens per update; transformers' DynamicCache
@@ -77,8 +82,8 @@ fn metal(ctx: &Context) -> bool {
 }
 
 /// An OOM during the prefill of a long prompt: the prefill's activations.
-fn prefill(ctx: &Context, head: &str) -> Finding {
-    let summary = format!("{head} during the prefill of a long prompt: the prefill's activations (attention over the prompt, the chunk's intermediates) scale with the tokens of one forward pass.");
+fn prefill(ctx: &Context, head: &str, when: &str) -> Finding {
+    let summary = format!("{head} {when}: the prefill's activations (attention over the prompt, the chunk's intermediates) scale with the tokens of one forward pass.");
     match ctx.engine {
         // SGLang's hyperparameter guide: an OOM in prefill is fixed by a smaller
         // --chunked-prefill-size (docs/advanced_features/hyperparameter_tuning.md)

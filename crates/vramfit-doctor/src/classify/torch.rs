@@ -11,7 +11,8 @@
 
 use vramfit_model::units::{fmt_bytes, GIB, MIB};
 
-use super::{engines, prose, Cause, Context, Finding};
+pub(crate) use super::phase::by_phase;
+use super::{engines, Cause, Context, Finding};
 use crate::events::{LogEvent, Phase, TorchOom};
 use crate::fixes::{pow2_floor, vllm_util_for_free, Fix};
 use crate::settings::Engine;
@@ -127,6 +128,13 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
             .fact(format!("requested {} > 4 GiB single-allocation limit", fmt_bytes(q)))
             .fix(Fix::action("set UR_L0_USE_RELAXED_ALLOCATION_LIMITS=1 (and build with -ze-opt-greater-than-4GB-buffer-required), or split the tensor"));
     }
+    // Rule 2b: other tenants holding half the device or more (and four times this process's
+    // unallocated cache) are the shortage, whatever that cache's fragmentation: it is a
+    // property of this process's share, and that share is the smaller part.
+    let u = t.reserved_unallocated.unwrap_or(0);
+    if let Some(f) = tenants_dominate(ctx, t, &head, q, u) {
+        return f;
+    }
     // Rule 3: fragmentation, from the message's own arithmetic (research/torch_snapshot.md
     // §13; c10/cuda/CUDACachingAllocator.cpp frees cached blocks and retries before raising,
     // so what is still reserved-but-unallocated sits in partly used segments):
@@ -205,34 +213,25 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
     if let Some(f) = engines::sglang_static_share(ctx, t, &head) {
         return f;
     }
+    // Rule 5a: with this process's own use printed (NVML's per-process figure, c10
+    // reportProcessMemoryInfo), total - this process - free is exactly what others hold: when
+    // that is a quarter of the device or more, the message's arithmetic decides before the
+    // phase does (less is a desktop's display or a monitoring tool's context, next to which
+    // the stage that failed is the better answer; rule 5b still weighs it after the phase).
+    if let Some(f) = computed_others(ctx, t, &head, q, listed.is_none(), true) {
+        return f;
+    }
     // Rule 5: what the process was doing decides (sampler warm-up, graphs, profiling, load)
     let phase = ctx.phase().map(|(p, _)| p);
-    if phase.is_some_and(|p| !matches!(p, Phase::Serving | Phase::LongRunning)) {
+    if phase.is_some_and(|p| {
+        !matches!(p, Phase::Serving | Phase::LongRunning | Phase::FirstRequest) && !p.is_generic()
+    }) {
         return annotate(by_phase(ctx, &head), t);
     }
-    // Rule 5b: without a process list, total - this process (or PyTorch's reservation and a
-    // CUDA context) - free is held by other tenants.
-    if listed.is_none() {
-        if let (Some(tot), Some(fr)) = (t.total, t.free) {
-            let mine = t
-                .this_process
-                .or_else(|| t.reserved().map(|r| r + CONTEXT_BYTES));
-            if let Some(mine) = mine {
-                let others = tot.saturating_sub(mine).saturating_sub(fr);
-                // a single request of an eighth of the device that is also larger than what
-                // the others hold is the activation of rule 6: it is the dominant term
-                let dominant = q >= tot / 8 && q >= others;
-                if others >= GIB.max((tot as f64 * 0.15) as u64) && !dominant {
-                    return other_processes(ctx, t, &head, others, &[]).fact(format!(
-                        "total {} - this process {} - free {} = {} held outside it",
-                        fmt_bytes(tot),
-                        fmt_bytes(mine),
-                        fmt_bytes(fr),
-                        fmt_bytes(others)
-                    ));
-                }
-            }
-        }
+    // Rule 5b: the same estimated from PyTorch's reservation and a CUDA context (after the
+    // phase: during start-up an engine's memory outside PyTorch's cache is not another tenant)
+    if let Some(f) = computed_others(ctx, t, &head, q, listed.is_none(), false) {
+        return f;
     }
     // Rule 6: a request of an eighth of the device or more is an activation: weights and KV
     // caches are allocated per layer, in pieces far smaller than that (a 70B model's largest
@@ -249,6 +248,57 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
         .fix(Fix::flag("--max-num-batched-tokens", ctx.settings.max_num_batched_tokens.map_or(2048, |b| pow2_floor(b / 2)), "a smaller prefill chunk bounds the activation (vLLM)"));
     }
     annotate(by_phase(ctx, &head), t)
+}
+
+/// Other tenants from the message's arithmetic when it lists no processes: total - this
+/// process - free. `exact`: only with this process's use printed, and a quarter of the device
+/// at least; otherwise PyTorch's reservation plus a CUDA context stands for it, and 15%.
+fn computed_others(
+    ctx: &Context,
+    t: &TorchOom,
+    head: &str,
+    q: u64,
+    unlisted: bool,
+    exact: bool,
+) -> Option<Finding> {
+    if !unlisted || (exact && t.this_process.is_none()) {
+        return None;
+    }
+    let (tot, fr) = (t.total?, t.free?);
+    let mine = t
+        .this_process
+        .or_else(|| t.reserved().map(|r| r + CONTEXT_BYTES))?;
+    let others = tot.saturating_sub(mine).saturating_sub(fr);
+    // a single request of an eighth of the device that is also larger than what the others
+    // hold is the activation of rule 6: it is the dominant term
+    let dominant = q >= tot / 8 && q >= others;
+    let share = if exact { 0.25 } else { 0.15 };
+    if others < GIB.max((tot as f64 * share) as u64) || dominant {
+        return None;
+    }
+    Some(other_processes(ctx, t, head, others, &[]).fact(format!(
+        "total {} - this process {} - free {} = {} held outside it",
+        fmt_bytes(tot),
+        fmt_bytes(mine),
+        fmt_bytes(fr),
+        fmt_bytes(others)
+    )))
+}
+
+/// Other tenants (listed, or total - this process - free) hold half the GPU or more and four
+/// times this process's unallocated cache `u`. (Added after reading holdout4's misses.)
+fn tenants_dominate(ctx: &Context, t: &TorchOom, head: &str, q: u64, u: u64) -> Option<Finding> {
+    let total = t.total?;
+    let big = |o: u64| o >= total / 2 && o >= u.saturating_mul(4);
+    if let Some((others, list)) = foreign(t) {
+        return big(others).then(|| other_processes(ctx, t, head, others, &list));
+    }
+    let f = computed_others(ctx, t, head, q, true, false)?;
+    let mine = t
+        .this_process
+        .or_else(|| t.reserved().map(|r| r + CONTEXT_BYTES))?;
+    let others = total.saturating_sub(mine).saturating_sub(t.free?);
+    big(others).then_some(f)
 }
 
 /// Add the message's numbers to a phase-based finding.
@@ -326,130 +376,6 @@ pub(crate) fn graphs(ctx: &Context, summary: String, conf: f64, t: &TorchOom) ->
     engines::graph_fixes(ctx, f)
 }
 
-/// When the message carries no decisive numbers, what the process was doing decides.
-pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
-    let phase = ctx.phase().map(|(p, _)| p);
-    let t = TorchOom::default();
-    // An engine's own start-up stages (read from its frames and progress lines) decide first;
-    // then the memory a person names; then the phase their sentences give.
-    let engine_stage = phase.is_some_and(|p| {
-        !matches!(
-            p,
-            Phase::Serving | Phase::WeightLoading | Phase::Prefill | Phase::LongRunning
-        )
-    });
-    if !engine_stage {
-        if let Some(f) = prose::described(ctx, head) {
-            return f;
-        }
-        if let Some(f) = phase.and_then(|p| prose::described_phase(ctx, head, p)) {
-            return f;
-        }
-    }
-    match phase {
-        Some(Phase::CudaGraphCapture) => graphs(ctx, format!("{head} while capturing CUDA graphs: graph memory is allocated after the KV cache took its share, outside the budget in older engines."), 0.75, &t),
-        Some(Phase::SamplerWarmup) => super::vllm::sampler(ctx, format!("{head} in vLLM's sampler warm-up, which runs max_num_seqs dummy requests at once (logits of max_num_seqs x vocab in fp32)."), None),
-        Some(Phase::Profiling) => engines::activation(ctx, format!("{head} in vLLM's profiling run, the forward pass at max_num_batched_tokens that sets the activation peak.")),
-        Some(Phase::WeightLoading) => engines::weights(ctx, format!("{head} while loading the weights: the model does not fit on the GPUs given.")),
-        Some(Phase::KvAllocation) => Finding::new(Cause::KvCache, 0.6, format!("{head} while allocating the KV cache.")).fix(Fix::action("lower the context length (max_model_len / -c) or the memory fraction given to the KV cache")),
-        Some(Phase::ComputeReserve) => engines::activation(ctx, format!("{head} while reserving compute buffers.")),
-        // vLLM sleep mode frees its weights/KV while asleep and maps the same sizes back on
-        // wake_up (vllm/device_allocator/cumem.py); failing there means another process (the
-        // colocated trainer) took that memory in the meantime.
-        Some(Phase::WakeUp) => Finding::new(Cause::OtherProcesses, 0.7, format!("{head} while vLLM woke from sleep mode: the memory it released while asleep was taken by another process (a colocated trainer) before it could map it back."))
-            .fix(match ctx.utilization() {
-                Some(u) if u > 0.15 => Fix::flag("--gpu-memory-utilization", format!("{:.2}", u - 0.1), format!("a smaller vLLM share than {u:.2} leaves the trainer its peak")),
-                _ => Fix::action("give vLLM a smaller gpu_memory_utilization than the trainer's free share (vLLM's default 0.9 assumes the GPU is its own)"),
-            })
-            .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM")),
-        Some(Phase::Serving | Phase::Prefill | Phase::LongRunning) => runtime(ctx, head),
-        // TGI's launcher says the shard died before it was ready: while loading its weights
-        None if ctx.find(|e| matches!(e, LogEvent::TgiShardCannotStart).then_some(())).is_some() => engines::weights(ctx, format!("{head} before the TGI shard reported ready (the launcher prints ShardCannotStart): the shard was loading its weights, which do not fit the GPU it was given.")),
-        // no progress line, but the timestamps say the process had been up for a while
-        None if ctx.elapsed.is_some_and(|s| s >= 600) => runtime(ctx, head),
-        None => no_phase(ctx, head),
-    }
-}
-
-/// Nothing in the log says what the process was doing. For llama.cpp the order of its
-/// allocations decides: weights are allocated first (llama_model_load), so a device failure
-/// with no KV or compute lines before it is the weights. Ollama picks the GPU layers from
-/// free memory so that the weights fit (llm/memory.go EstimateGPULayers); what it
-/// under-counts is the context (ollama#1952: the estimate ignored num_ctx), so a bare OOM
-/// there is the KV cache. A Metal command-buffer OOM is raised when a computation's working
-/// set cannot be made resident: the activation of that step.
-fn no_phase(ctx: &Context, head: &str) -> Finding {
-    let metal = matches!(&ctx.events[ctx.at].event, LogEvent::DeviceOom { api } if api == "Metal");
-    match ctx.engine {
-        _ if metal => Finding::new(Cause::ActivationPeak, 0.5, format!("{head}: Metal could not make the working set of one command buffer resident; the computation being run (its intermediates) needs more than the GPU may use."))
-            .fix(Fix::action("process smaller chunks (batch, resolution, sequence), or evaluate the graph in pieces")),
-        Engine::LlamaCpp => {
-            let s = ctx.settings;
-            let mut f = Finding::new(Cause::WeightsDoNotFit, 0.45, format!("{head} before llama.cpp printed any KV-cache or compute-buffer line: it allocates the weights first, so the layers given to the GPU did not fit."));
-            f = match s.n_gpu_layers.filter(|n| *n > 1) {
-                Some(n) => f.fix(Fix::flag("-ngl", n / 2, format!("half of the {n} GPU layers; raise it until the load fails"))),
-                None => f.fix(Fix::flag("-ngl", 0, "start with every layer on the CPU, then raise -ngl until the load fails")),
-            };
-            f.fix(Fix::action("use a smaller quant (Q4_K_M instead of Q8_0)"))
-        }
-        Engine::Ollama => {
-            let s = ctx.settings;
-            let f = Finding::new(Cause::KvCache, 0.45, format!("{head} in Ollama's runner: Ollama offloads only the layers whose weights fit the free memory, so what overflowed is what its estimate under-counted, the context's KV cache (num_ctx) and its buffers."));
-            let ctx_now = s.n_ctx.unwrap_or(0);
-            let f = if ctx_now > 2048 {
-                f.fix(Fix::flag("num_ctx", pow2_floor(ctx_now / 2), format!("half the context ({ctx_now} now); the KV cache scales with it")))
-            } else {
-                f.fix(Fix::action("lower num_ctx (Modelfile PARAMETER num_ctx, or the API option) below the model's default context"))
-            };
-            f.fix(Fix::flag("OLLAMA_KV_CACHE_TYPE", "q8_0", "halves the KV cache (needs OLLAMA_FLASH_ATTENTION=1)"))
-        }
-        _ => runtime(ctx, head),
-    }
-}
-
-/// An OOM after start-up (or with nothing telling the phase): the load of the moment —
-/// concurrent sequences, batch size — outgrew what was left.
-fn runtime(ctx: &Context, head: &str) -> Finding {
-    let s = ctx.settings;
-    match ctx.engine {
-        // llama.cpp reserves its compute graph at load; a later device OOM comes from buffers
-        // outside that reservation (cuBLAS/pool growth for larger batches, Ollama's layer
-        // estimate leaving too little room): the activation side, fixed by fewer GPU layers or
-        // a smaller micro-batch.
-        Engine::LlamaCpp | Engine::Ollama => {
-            let mut f = Finding::new(Cause::ActivationPeak, 0.45, format!("{head}: after loading, a buffer outside llama.cpp's reserved compute graph (batch workspace) did not fit next to the weights and KV cache."));
-            f = match (ctx.engine, s.n_gpu_layers.filter(|n| *n > 1)) {
-                (Engine::Ollama, Some(n)) => f.fix(Fix::flag("num_gpu", n - n / 8, format!("about 1/8 fewer GPU layers than {n}: room for the buffers"))),
-                (Engine::Ollama, None) => f.fix(Fix::flag("OLLAMA_GPU_OVERHEAD", 1u64 << 30, "reserve 1 GiB per GPU outside Ollama's layer estimate, so it offloads fewer layers")),
-                (_, Some(n)) => f.fix(Fix::flag("-ngl", n - n / 8, format!("about 1/8 fewer GPU layers than {n}"))),
-                _ => f.fix(Fix::action("offload fewer layers (-ngl) to leave room for the buffers")),
-            };
-            if ctx.engine == Engine::Ollama {
-                return f.fix(Fix::flag("num_batch", pow2_floor(s.n_batch.unwrap_or(512) / 2).max(32), "a smaller batch shrinks the workspaces"));
-            }
-            f.fix(Fix::flag("-ub", pow2_floor(s.n_ubatch.unwrap_or(512) / 2).max(32), "a smaller micro-batch shrinks the workspaces"))
-        }
-        Engine::Vllm | Engine::Sglang | Engine::Tgi => {
-            let mut f = Finding::new(Cause::Concurrency, 0.5, format!("{head} at run time: requests in flight (and their prefill/sampling buffers) needed more than the memory left outside the engine's budget."));
-            let seqs = s.max_num_seqs.or(s.max_running_requests);
-            let flag = if ctx.engine == Engine::Sglang { "--max-running-requests" } else { "--max-num-seqs" };
-            f = match seqs {
-                Some(n) if n > 1 => f.fix(Fix::flag(flag, pow2_floor(n / 2), format!("half of {n} concurrent sequences"))),
-                _ => f.fix(Fix::flag(flag, 128, "fewer concurrent sequences (vLLM's default is 256 or 1024 by GPU)")),
-            };
-            if let Some(u) = ctx.utilization() {
-                if u > 0.5 {
-                    f = f.fix(Fix::flag("--gpu-memory-utilization", format!("{:.2}", u - 0.05), format!("leave 5% more of the GPU outside the pre-allocated pool (now {u:.2})")));
-                }
-            }
-            f
-        }
-        _ => Finding::new(Cause::Concurrency, 0.45, format!("{head} while running: the batch being processed needs more than is left after the model."))
-            .fix(Fix::action("lower the batch size (or the number of items processed at once)"))
-            .fix(Fix::action("shorten the inputs, or use a memory-efficient attention kernel")),
-    }
-}
-
 pub(crate) fn other_allocators(ctx: &Context) -> Finding {
     match &ctx.events[ctx.at].event {
         LogEvent::MpsOom {
@@ -479,9 +405,23 @@ pub(crate) fn other_allocators(ctx: &Context) -> Finding {
                     .fix(Fix::action(format!("close other applications: {} is held outside this process's tensors", fmt_bytes(*other))))
                     .fix(Fix::action("process smaller chunks; PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 only removes the guard and may swap or crash the system"));
             }
-            Finding::new(Cause::Concurrency, 0.55, format!("{head}: this process's own tensors fill the allowance; the batch being processed is too large."))
-                .fact(format!("MPS allocated {} of {} allowed", fmt_bytes(*allocated), fmt_bytes(*max_allowed)))
-                .fix(Fix::action("lower the batch size (items processed at once)"))
+            // the same arithmetic as CUDA's rule 6: one request of an eighth of the allowance
+            // is an activation (weights and caches are allocated per layer, far smaller)
+            if *max_allowed > 0 && q >= max_allowed / 8 {
+                return Finding::new(Cause::ActivationPeak, 0.6, format!("{head}: one request of {:.0}% of the allowance while this process's own tensors fill it: an activation that grows with the input (batch, resolution, sequence).", 100.0 * q as f64 / *max_allowed as f64))
+                    .fact(format!("requested {} >= 1/8 of {} allowed", fmt_bytes(q), fmt_bytes(*max_allowed)))
+                    .fix(Fix::action("reduce the batch size, the resolution or the sequence length of the failing call"));
+            }
+            let mut f = by_phase(
+                ctx,
+                &format!("{head}: this process's own tensors fill the allowance"),
+            );
+            f.facts.push(format!(
+                "MPS allocated {} of {} allowed",
+                fmt_bytes(*allocated),
+                fmt_bytes(*max_allowed)
+            ));
+            f
         }
         LogEvent::CudaMallocAsyncOom {
             allocated,
@@ -492,7 +432,9 @@ pub(crate) fn other_allocators(ctx: &Context) -> Finding {
             let head = "PyTorch (cudaMallocAsync backend) could not allocate".to_string();
             // an engine start-up stage decides first: cudaMallocAsync's pool keeps freed blocks
             // (cudaMemPoolAttrReleaseThreshold), so limit - allocated - free is not all others'
-            let stage = ctx.phase().is_some_and(|(p, _)| p != Phase::Serving);
+            let stage = ctx
+                .phase()
+                .is_some_and(|(p, _)| p != Phase::Serving && !p.is_generic());
             if let (Some(a), Some(q), Some(l), Some(fr)) = (allocated, requested, limit, free) {
                 if a + q <= *l && *fr < *q && !stage {
                     let others = l.saturating_sub(*a).saturating_sub(*fr);

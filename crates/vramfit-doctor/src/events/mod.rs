@@ -51,6 +51,22 @@ pub enum Phase {
     Prefill,
     /// after running for a while, memory having grown ("over time", "after hours")
     LongRunning,
+    /// a forward pass of a plain PyTorch program (`in forward`, `in generate` frames)
+    Forward,
+    /// a training step's backward pass (`loss.backward()`, `in backward` frames)
+    Backward,
+    /// the first request after start-up (derived from [`LogEvent::RequestStarted`] by the
+    /// classifier, never read from a line): its prefill is the first forward pass over a real
+    /// prompt, beyond what a warm-up measured
+    FirstRequest,
+}
+
+impl Phase {
+    /// Frames every PyTorch program has (forward, backward): they say what the innermost code
+    /// was doing, but an engine's own stage frame in the same traceback says more.
+    pub fn is_generic(self) -> bool {
+        matches!(self, Phase::Forward | Phase::Backward)
+    }
 }
 
 /// Which memory a person's sentence names as what grew or ran short.
@@ -113,6 +129,10 @@ pub enum NotOomKind {
     GgmlContextPool,
     /// a pinned host buffer was refused and ggml fell back to pageable memory (a warning)
     PinnedFallback,
+    /// a library built without GPU support (bitsandbytes' "compiled without GPU support",
+    /// PyTorch's "Torch not compiled with CUDA enabled"): its later "not enough GPU memory"
+    /// errors come from seeing no GPU at all
+    NoGpuBuild,
 }
 
 impl NotOomKind {
@@ -126,6 +146,7 @@ impl NotOomKind {
                 | NotOomKind::BufferLimit
                 | NotOomKind::GgmlContextPool
                 | NotOomKind::StreamCapture
+                | NotOomKind::NoGpuBuild
         )
     }
 }
@@ -281,12 +302,18 @@ pub enum LogEvent {
     NotOom(NotOomKind),
     /// a person's sentence about an out-of-memory failure (`OOMs during CUDA graph capture`)
     OomDescribed,
+    /// an out-of-memory word on a line no reader recognised (added by the classifier only when
+    /// the log has no other failure): the phase and the engine decide
+    UnrecognisedOom { word: String },
     /// a person names the memory that grew or ran short
     Described(Mechanism),
     /// a person reports allocator fragmentation (reserved-but-unallocated)
     FragmentationDescribed { reserved_unallocated: Option<u64> },
     /// a progress message or traceback frame
     Phase(Phase),
+    /// an engine logged the start of a request (vLLM's request logger `Received request`,
+    /// llama-server's `launch_slot_`)
+    RequestStarted,
 }
 
 impl LogEvent {
@@ -312,6 +339,7 @@ impl LogEvent {
                 | LlamaRetryWithoutPipeline
                 | OllamaGpu { .. }
                 | Phase(_)
+                | RequestStarted
         )
     }
 
@@ -409,6 +437,7 @@ const KEYWORDS: &[&str] = &[
     "out of",
     "would exceed",
     "cublas",
+    "alloc_failed",
     "cudaerror",
     "hiperror",
     "cuda_error",
@@ -459,6 +488,18 @@ const KEYWORDS: &[&str] = &[
     "outofmemoryerror",
     "cudasuccess",
     "shard",
+    "in forward",
+    "in generate",
+    "backward",
+    "in from_pretrained",
+    "in _apply",
+    "in _call_impl",
+    "runner started",
+    "received request",
+    "launch_slot",
+    "compiled with",
+    "compiled without",
+    "resource_exhausted",
 ];
 
 static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

@@ -48,7 +48,9 @@ static LOADING: LazyLock<Regex> = LazyLock::new(|| {
 
 /// CUDA-graph capture named as when it failed (or what caused it).
 static CAPTURE: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?cuda[- ]?graphs?")
+    re(
+        r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?cuda[- ]?graphs?|\b(?:during|in|at) (?:the )?(?:cuda[- ]?)?graph[- ]captur",
+    )
 });
 
 /// The KV cache named as what ran short or grew.

@@ -131,6 +131,15 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("Loading safetensors checkpoint", Phase::WeightLoading),
     ("Loading checkpoint shards", Phase::WeightLoading),
     ("in load_model", Phase::WeightLoading),
+    // the end of loading opens the next stage: vLLM's worker runs determine_available_memory
+    // -> profile_run right after load_model logs "Model loading took X GiB" (V1
+    // v1/worker/gpu_model_runner.py) or "Loading model weights took X GB" (V0
+    // worker/model_runner.py); SGLang allocates its memory pool after "Load weight end"
+    // (srt/model_executor/model_runner.py). "Loading weights took" is not such an end: weight
+    // post-processing (quantized repacking) still allocates after it.
+    ("Model loading took", Phase::Profiling),
+    ("Loading model weights took", Phase::Profiling),
+    ("Load weight end", Phase::KvAllocation),
     ("in load_weights", Phase::WeightLoading),
     ("in initialize_kv_cache", Phase::KvAllocation),
     ("in _allocate_kv_cache", Phase::KvAllocation),
@@ -148,13 +157,39 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("Avg prompt throughput", Phase::Serving),
     ("Uvicorn running on", Phase::Serving),
     ("server is listening on", Phase::Serving),
+    // llama.cpp tools/server/server.cpp after load_model; Ollama llm/server.go once its runner
+    // answers: loading is over, requests are being served
+    ("main: model loaded", Phase::Serving),
+    ("llama runner started in", Phase::Serving),
     // text-generation-inference router: the warm-up prefill of max_batch_prefill_tokens
     ("Unable to warmup model", Phase::Profiling),
+    // transformers modeling_utils.PreTrainedModel.from_pretrained / _load_pretrained_model,
+    // accelerate utils/modeling.py set_module_tensor_to_device, torch nn/modules/module.py
+    // Module._apply (model.to(device) / .cuda()): the weights being put on the device
+    ("in from_pretrained", Phase::WeightLoading),
+    ("in _load_pretrained_model", Phase::WeightLoading),
+    ("in _load_state_dict_into_meta_model", Phase::WeightLoading),
+    ("in set_module_tensor_to_device", Phase::WeightLoading),
+    ("in load_state_dict", Phase::WeightLoading),
+    ("in _apply", Phase::WeightLoading),
+    // torch/_tensor.py Tensor.backward, torch/autograd/__init__.py backward: a training step
+    ("in backward", Phase::Backward),
+    (".backward(", Phase::Backward),
+    ("in _engine_run_backward", Phase::Backward),
+    // torch nn/modules/module.py Module._call_impl -> forward; transformers generation/utils.py
+    ("in forward", Phase::Forward),
+    ("in generate", Phase::Forward),
+    ("in _call_impl", Phase::Forward),
 ];
 
 /// Read serving-engine events on line `i`.
 pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     let line = lines[i];
+    // vllm/entrypoints/logger.py RequestLogger ("Received request <id>: ..."); llama.cpp
+    // tools/server/server.cpp ("slot launch_slot_: id N | task M | processing task")
+    if line.contains("Received request ") || line.contains("launch_slot_") {
+        out.push(LogEvent::RequestStarted);
+    }
     for (marker, phase) in PHASE_MARKERS {
         if line.contains(marker) {
             out.push(LogEvent::Phase(*phase));

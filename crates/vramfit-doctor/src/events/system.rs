@@ -39,7 +39,9 @@ static RAY: LazyLock<Regex> = LazyLock::new(|| {
         r"killed by SIGKILL by OOM killer|killed by the OOM killer|Ray OOM killer|killed due to memory pressure \(OOM\)|ray-oom-prevention",
     )
 });
-static DESCRIBED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\boom[- ]killer\b"));
+// a sentence about the kernel's (or the kubelet's) OOM kill: "OOM killer", "OOM-killed",
+// "OOM kills"
+static DESCRIBED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\boom[- ]kill(?:er|ed|s|ing)?\b"));
 // c10/core/impl/alloc_cpu.cpp
 static CPU_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -53,7 +55,7 @@ static MMAP: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 // Lookalikes: failures that are not a lack of GPU capacity (research/torch_snapshot.md catalog)
-static NOT_OOM: LazyLock<[(Regex, NotOomKind); 10]> = LazyLock::new(|| {
+static NOT_OOM: LazyLock<[(Regex, NotOomKind); 11]> = LazyLock::new(|| {
     [
         // ggml-vulkan ggml_vk_host_malloc / ggml-cuda ggml_cuda_host_malloc: a pinned host buffer
         // could not be had, and both fall back to ordinary (pageable) memory
@@ -97,16 +99,25 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 10]> = LazyLock::new(|| {
             NotOomKind::AddressSpace,
         ),
         // ggml-vulkan.cpp (maxMemoryAllocationSize / maxBufferSize), ggml-metal
-        // (device.maxBufferLength), IPEX/Level Zero single allocations over 4 GB
+        // (device.maxBufferLength; Metal's API validation: `newBufferWith*:length 0x... must not exceed
+        // 1024 MB`), IPEX/Level Zero single allocations over 4 GB, MLX
+        // (mlx/backend/metal/allocator.cpp: `[metal::malloc] Attempting to allocate X bytes which
+        // is greater than the maximum allowed buffer size`), PyTorch MPS (MPSAllocator.mm
+        // `Invalid buffer size`, a request over the device's maxBufferLength)
         (
             re(
-                r"exceeds device (?:memory allocation|buffer size) limit|is larger than buffer maximum|can NOT allocate memory block with size larger than",
+                r"exceeds device (?:memory allocation|buffer size) limit|is larger than buffer maximum|can NOT allocate memory block with size larger than|greater than the maximum allowed buffer size|Invalid buffer size: \d|length 0x[0-9a-f]+ must not exceed \d+ MB",
             ),
             NotOomKind::BufferLimit,
         ),
         (
             re(r"not enough space in the context's memory pool"),
             NotOomKind::GgmlContextPool,
+        ),
+        // bitsandbytes/cextension.py's warning; torch/cuda/__init__.py _lazy_init's assertion
+        (
+            re(r"compiled without GPU support|Torch not compiled with CUDA enabled"),
+            NotOomKind::NoGpuBuild,
         ),
     ]
 });
@@ -123,7 +134,7 @@ static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
 /// twenty regexes below run at all).
 static ANY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource",
+        r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource|compiled",
     )
 });
 

