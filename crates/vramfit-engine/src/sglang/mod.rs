@@ -41,6 +41,66 @@ pub const INIT_TP_BYTES: u64 = 2 * GIB;
 /// mem=21.63 GB" on a 22.49 GiB card, 0.86 GiB for the context and NCCL together.
 pub const INIT_TP_PCIE_BYTES: u64 = 384 * MIB;
 
+/// Memory SGLang's "mem usage" of 'Load weight end' counts beyond the weight tensors and the
+/// RoPE cache ([`rope_cache_bytes`]). model_runner.py `load_model` takes "mem usage" as the drop
+/// in `get_available_gpu_memory` (`torch.cuda.mem_get_info` after `empty_cache`) across
+/// `get_model`, so it also holds what the CUDA context gains while the weights load (kernel
+/// modules loaded on first use, allocator segments) — the kind of memory vLLM calls non-torch.
+/// Its size is not in SGLang's source: fitted on the public SGLang logs ('mem usage' minus the
+/// tensors and the RoPE cache: 0.00–0.26 GiB over nine starts, v0.4.1–v0.5.10) and judged
+/// leave-one-log-out by crates/vramfit/tests/accuracy_cv_sglang.rs. It is charged with the
+/// weights because SGLang sizes its pool from the free memory left after loading.
+pub const LOAD_NON_TORCH_BYTES: u64 = 72 * MIB;
+
+/// SGLang's RoPE `cos_sin_cache`, built on the GPU while the model is constructed: one
+/// `[max_position_embeddings, rotary_dim]` table kept in float32 on CUDA
+/// (layers/rotary_embedding.py `RotaryEmbedding.__init__`: "cache needs to be in FP32 for
+/// numerical stability", for sgl_kernel's `apply_rope_with_cos_sin_cache_inplace`), shared by
+/// every layer (`get_rope` caches it). The rotary width is the MLA rope part or the head size.
+pub fn rope_cache_bytes(spec: &ModelSpec) -> u64 {
+    let rotary = spec
+        .layers
+        .iter()
+        .find(|l| l.attention.has_kv())
+        .map(|l| match &l.attention {
+            AttentionKind::Mla { rope_dim, .. } => *rope_dim,
+            _ => l.head_dim_k,
+        })
+        .unwrap_or(0);
+    spec.n_ctx_train * rotary * 4
+}
+
+thread_local! {
+    static LOAD_OVERRIDE: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Run `f` with another [`LOAD_NON_TORCH_BYTES`] on this thread (the cross-validation harness
+/// refits it on the logs it leaves in).
+pub fn with_load_non_torch<R>(bytes: u64, f: impl FnOnce() -> R) -> R {
+    let old = LOAD_OVERRIDE.with(|o| o.replace(Some(bytes)));
+    let r = f();
+    LOAD_OVERRIDE.with(|o| o.set(old));
+    r
+}
+
+fn load_non_torch() -> u64 {
+    LOAD_OVERRIDE
+        .with(|o| o.get())
+        .unwrap_or(LOAD_NON_TORCH_BYTES)
+}
+
+/// Memory a rank on `gpu` loses before SGLang's "Load weight begin" (the CUDA context, and the
+/// TP group's communication buffers when `tp` > 1): the free memory SGLang sizes its pool from
+/// is the free memory at launch less this.
+pub fn init_bytes(gpu: &Gpu, tp: u64) -> u64 {
+    INIT_BYTES
+        + match (tp > 1, nvlink_class(&gpu.name)) {
+            (false, _) => 0,
+            (true, true) => INIT_TP_BYTES,
+            (true, false) => INIT_TP_PCIE_BYTES,
+        }
+}
+
 /// GPUs that come in NVLink/xGMI-joined boards (SXM/OAM), where SGLang's custom all-reduce
 /// allocates its buffers; a "PCIe" name or any other card is taken as PCIe-only.
 fn nvlink_class(name: &str) -> bool {
@@ -199,6 +259,11 @@ pub fn plan(
         ));
     }
     let (ranges, mut stage_bytes) = stage_weights(spec, weights, cfg);
+    // SGLang's weights are its 'mem usage': the tensors, the RoPE cache and the context growth
+    // while loading
+    for b in stage_bytes.iter_mut().filter(|b| **b > 0) {
+        *b += rope_cache_bytes(spec) + load_non_torch();
+    }
     // a calibration from this deployment's own log (crate::calibrate): the free memory the ranks
     // saw before loading (avail mem + mem usage of 'Load weight end') and the weights replace
     // the predicted ones when the layout is the log's
@@ -241,14 +306,7 @@ pub fn plan(
     } else {
         tp
     };
-    let init_of = |g: &Gpu| {
-        INIT_BYTES
-            + match (tp > 1, nvlink_class(&g.name)) {
-                (false, _) => 0,
-                (true, true) => INIT_TP_BYTES,
-                (true, false) => INIT_TP_PCIE_BYTES,
-            }
-    };
+    let init_of = |g: &Gpu| init_bytes(g, tp);
     let stage_of = |rank: usize| (rank / tp as usize) % cfg.pp_size as usize;
     // rest memory is taken as the minimum over ranks (get_available_gpu_memory distributed=True)
     let mut tokens = u64::MAX;
