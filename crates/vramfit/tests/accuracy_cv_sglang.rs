@@ -79,6 +79,8 @@ fn load_cases() -> Vec<Case> {
             .map(|a| a.as_str().unwrap().to_string())
             .collect();
         let mut cfg = sglang::parse(&Command::parse(&argv).unwrap()).unwrap();
+        // Windows / WSL2 hosts, as the log's paths or the author say (fixture `platform`)
+        cfg.sysmem_fallback = c["platform"].as_str() == Some("wsl2");
         cfg.version = c["engine_version"]
             .as_str()
             .and_then(|v| vllm::Version::parse(v).ok());

@@ -402,7 +402,16 @@ pub fn plan(
             used_bytes: 0,
         };
         d.finish();
-        if d.used_bytes > g.free_bytes {
+        if d.used_bytes > g.free_bytes && cfg.sysmem_fallback && tokens > 0 {
+            // written after the 4 GB WSL2 log (v0.4.6.post2): its pool left "avail mem=0.00 GB"
+            // and the attention workspace and CUDA graphs still came up
+            notes.push(format!(
+                "{} (GPU {r}) needs {} but has {} free: under Windows/WSL2 the driver's sysmem fallback puts the overrun in shared system memory, so SGLang starts but runs slower; lower --mem-fraction-static to stay on the card",
+                g.name,
+                fmt_bytes(d.used_bytes),
+                fmt_bytes(g.free_bytes)
+            ));
+        } else if d.used_bytes > g.free_bytes {
             fits = false;
             problems.push(format!(
                 "{} (GPU {r}) needs {} (weights and pool under fraction {mfs}, plus activations and graphs) but has {} free: lower --mem-fraction-static or --chunked-prefill-size / --cuda-graph-max-bs",
