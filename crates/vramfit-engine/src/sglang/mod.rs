@@ -228,6 +228,16 @@ fn rank_gpus(cfg: &SglangConfig, hw: &Hardware, problems: &mut Vec<String>) -> V
     visible.into_iter().take(world).collect()
 }
 
+/// Whether a stored calibration is of this layout (same TP and PP) and measured the load.
+fn calib_applies(c: Option<&crate::calibrate::Calibration>, cfg: &SglangConfig) -> bool {
+    c.is_some_and(|c| {
+        c.settings.tensor_parallel_size.unwrap_or(1) == cfg.tp_size
+            && c.settings.pipeline_parallel_size.unwrap_or(1) == cfg.pp_size
+            && c.measured.avail_after_load_bytes.is_some()
+            && c.measured.weights_bytes.is_some()
+    })
+}
+
 /// The full `check` answer for a SGLang launch.
 pub fn plan(
     spec: &ModelSpec,
@@ -240,12 +250,27 @@ pub fn plan(
     let gpus = rank_gpus(cfg, hw, &mut problems);
     let total_mib = gpus.first().map(|g| g.total_bytes as f64 / MIB as f64);
     let defaults = args::gpu_defaults(cfg, total_mib.unwrap_or(0.0));
+    // a calibration from this deployment's own log (crate::calibrate): the free memory the ranks
+    // saw before loading (avail mem + mem usage of 'Load weight end') and the weights replace
+    // the predicted ones when the layout is the log's
+    let calib = gpus.first().and_then(|g| {
+        crate::calibrate::registry::find("sglang", &cfg.model, None, g)
+            .or_else(|| crate::calibrate::registry::find("sglang", &spec.id, None, g))
+    });
     let mfs = match (cfg.mem_fraction_static, total_mib) {
         (Some(f), _) => f,
+        // the fraction this deployment's own log printed is its release's default on this GPU
+        (None, _) if calib_applies(calib.as_ref(), cfg) => calib
+            .as_ref()
+            .and_then(|c| c.settings.mem_fraction_static)
+            .unwrap_or(defaults.mem_fraction_static),
         (None, Some(_)) => defaults.mem_fraction_static,
         // server_args.py: 0.88 when the GPU memory is unknown
         (None, None) => 0.88,
     };
+    if cfg.mem_fraction_static.is_none() && calib_applies(calib.as_ref(), cfg) {
+        notes.push(format!("--mem-fraction-static not given: {mfs} as the calibration log's run printed it (that release's default on this GPU, unless that run set it)"));
+    }
     let model_len = if spec.n_ctx_train > 0 {
         spec.n_ctx_train
     } else {
@@ -264,13 +289,6 @@ pub fn plan(
     for b in stage_bytes.iter_mut().filter(|b| **b > 0) {
         *b += rope_cache_bytes(spec) + load_non_torch();
     }
-    // a calibration from this deployment's own log (crate::calibrate): the free memory the ranks
-    // saw before loading (avail mem + mem usage of 'Load weight end') and the weights replace
-    // the predicted ones when the layout is the log's
-    let calib = gpus.first().and_then(|g| {
-        crate::calibrate::registry::find("sglang", &cfg.model, None, g)
-            .or_else(|| crate::calibrate::registry::find("sglang", &spec.id, None, g))
-    });
     let mut measured_free = None;
     if let Some(c) = &calib {
         let m = &c.measured;
@@ -278,7 +296,8 @@ pub fn plan(
             && c.settings.pipeline_parallel_size.unwrap_or(1) == cfg.pp_size;
         match (m.avail_after_load_bytes, m.weights_bytes, same_layout) {
             (Some(a), Some(w), true) => {
-                measured_free = Some(a + w);
+                // 'Load weight begin' when printed, else what loading took back from the end
+                measured_free = Some(m.free_at_start_bytes.unwrap_or(a + w));
                 let top = stage_bytes.iter().copied().max().unwrap_or(0).max(1);
                 for b in stage_bytes.iter_mut() {
                     *b = (*b as f64 * w as f64 / top as f64).round() as u64;
