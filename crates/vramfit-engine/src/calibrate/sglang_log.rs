@@ -1,7 +1,8 @@
 //! SGLang startup logs (`python -m sglang.launch_server`; model_runner.py, scheduler.py):
 //! `server_args=ServerArgs(model_path=..., mem_fraction_static=..., tp_size=..., ...)`,
-//! `Load weight end. ..., avail mem=F GB, mem usage=W GB.` (per TP rank; GB are GiB: SGLang's
-//! `get_available_gpu_memory` divides by 2^30), `KV Cache is allocated. #tokens: T, K size: k GB,
+//! `Load weight begin. avail mem=F GB`, `Load weight end. ..., avail mem=A GB, mem usage=W GB.`
+//! (per TP rank; GB are GiB: SGLang's `get_available_gpu_memory` divides by 2^30; releases
+//! before ~v0.4.3 print no 'mem usage', which is then F − A), `KV Cache is allocated. #tokens: T, K size: k GB,
 //! V size: v GB`, `max_total_num_tokens=T, chunked_prefill_size=..., context_len=...`.
 
 use super::scan::{kw_value, number_after, size_after, strip_ansi};
@@ -10,6 +11,7 @@ use super::{Calibration, LogSettings, Measured, Outcome, Refusal};
 const MARKERS: &[&str] = &[
     "server_args=ServerArgs(",
     "sglang version",
+    "Load weight begin",
     "Load weight end",
     "KV Cache is allocated",
     "max_total_num_tokens=",
@@ -26,7 +28,9 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
     let mut m = Measured::default();
     let mut model = None;
     let mut server_args = Vec::new();
-    let mut loads: Vec<(u64, u64)> = Vec::new();
+    // per rank (the `TPn` tag, else the order of the lines): free before, (free after, usage)
+    let mut begins: Vec<(Option<u64>, u64)> = Vec::new();
+    let mut loads: Vec<(Option<u64>, u64, Option<u64>)> = Vec::new();
     let mut totals = Vec::new();
     let mut version = None;
     let mut outcome = Outcome::Started;
@@ -58,12 +62,14 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
                 .next()
                 .map(str::to_string);
         }
+        if line.contains("Load weight begin") {
+            if let Some(f) = size_after(line, "avail mem=") {
+                begins.push((rank_tag(line), f));
+            }
+        }
         if line.contains("Load weight end") {
-            if let (Some(a), Some(u)) = (
-                size_after(line, "avail mem="),
-                size_after(line, "mem usage="),
-            ) {
-                loads.push((a, u));
+            if let Some(a) = size_after(line, "avail mem=") {
+                loads.push((rank_tag(line), a, size_after(line, "mem usage=")));
             }
         }
         if let Some(t) = number_after(line, "KV Cache is allocated. #tokens:") {
@@ -116,9 +122,28 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
     }
     // the rank with the least memory left after loading binds the pool (get_available_gpu_memory
     // with distributed=True takes the minimum)
-    if let Some(&(avail, usage)) = loads.iter().min_by_key(|(a, _)| *a) {
+    let measured: Vec<(u64, Option<u64>, Option<u64>)> = loads
+        .iter()
+        .enumerate()
+        .map(|(i, &(rank, avail, usage))| {
+            let begin = match rank {
+                Some(_) => begins.iter().find(|b| b.0 == rank).map(|b| b.1),
+                None => begins.get(i).map(|b| b.1),
+            };
+            (
+                avail,
+                usage.or(begin.map(|f| f.saturating_sub(avail))),
+                begin,
+            )
+        })
+        .collect();
+    if let Some(&(avail, usage, begin)) = measured.iter().min_by_key(|l| l.0) {
         m.avail_after_load_bytes = Some(avail);
-        m.weights_bytes = Some(usage);
+        m.weights_bytes = usage;
+        m.free_at_start_bytes = begin;
+        if usage.is_none() {
+            warnings.push("'Load weight end' without 'mem usage' and no 'Load weight begin' line: weights stay predicted".into());
+        }
     } else {
         warnings.push("no 'Load weight end' line: weights and free memory stay predicted".into());
     }
@@ -135,4 +160,35 @@ pub fn read(text: &str, source: &str) -> Result<Calibration, Refusal> {
         outcome,
         warnings,
     })
+}
+
+/// The `TPn` rank tag SGLang puts in its log prefix (`[2025-03-08 12:29:21 TP1]`).
+fn rank_tag(line: &str) -> Option<u64> {
+    let i = line.find(" TP")?;
+    let digits: String = line[i + 3..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SGLang's docs notebook of 2025-01-23 (v0.4.1 line): no 'mem usage' yet, so the weights
+    /// are what loading took from the free memory.
+    #[test]
+    fn weights_from_the_begin_and_end_lines() {
+        let log = "[2025-01-23 17:26:06 TP0] Load weight begin. avail mem=78.81 GB\n\
+[2025-01-23 17:26:09 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.72 GB\n\
+[2025-01-23 17:26:09 TP0] Memory pool end. avail mem=8.34 GB\n\
+[2025-01-23 17:26:10 TP0] max_total_num_tokens=444500, max_prefill_tokens=16384, max_running_requests=2049, context_len=131072\n";
+        let c = read(log, "docs.log").unwrap();
+        let gib = |b: Option<u64>| b.unwrap() as f64 / (1u64 << 30) as f64;
+        assert!((gib(c.measured.weights_bytes) - 15.09).abs() < 0.005);
+        assert!((gib(c.measured.free_at_start_bytes) - 78.81).abs() < 0.005);
+        assert_eq!(c.measured.max_total_num_tokens, Some(444500));
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    }
 }

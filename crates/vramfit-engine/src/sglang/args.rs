@@ -37,6 +37,11 @@ pub struct SglangConfig {
     pub visible_devices: Option<Vec<usize>>,
     /// the release (`--engine-version`); None: the current v0.5.x defaults
     pub version: Option<crate::vllm::Version>,
+    /// the GPU runs under Windows or WSL2, whose driver backs device allocations past the card's
+    /// memory with shared system memory (NVIDIA's "CUDA sysmem fallback policy", default on
+    /// since driver 536.40): what SGLang allocates after its pool then slows the server instead
+    /// of stopping it; the pool itself is still sized from the card's free memory
+    pub sysmem_fallback: bool,
     /// flags that change memory but are not modelled (they go into the plan's problems)
     pub unmodelled: Vec<String>,
     /// unknown flags and assumptions
@@ -228,6 +233,7 @@ pub fn parse(cmd: &Command) -> Result<SglangConfig, EngineError> {
         speculative_algorithm: flags.get("--speculative-algorithm").map(str::to_string),
         visible_devices,
         version: None,
+        sysmem_fallback: false,
         unmodelled,
         notes,
     })

@@ -41,6 +41,66 @@ pub const INIT_TP_BYTES: u64 = 2 * GIB;
 /// mem=21.63 GB" on a 22.49 GiB card, 0.86 GiB for the context and NCCL together.
 pub const INIT_TP_PCIE_BYTES: u64 = 384 * MIB;
 
+/// Memory SGLang's "mem usage" of 'Load weight end' counts beyond the weight tensors and the
+/// RoPE cache ([`rope_cache_bytes`]). model_runner.py `load_model` takes "mem usage" as the drop
+/// in `get_available_gpu_memory` (`torch.cuda.mem_get_info` after `empty_cache`) across
+/// `get_model`, so it also holds what the CUDA context gains while the weights load (kernel
+/// modules loaded on first use, allocator segments) — the kind of memory vLLM calls non-torch.
+/// Its size is not in SGLang's source: fitted on the public SGLang logs ('mem usage' minus the
+/// tensors and the RoPE cache: 0.00–0.26 GiB over nine starts, v0.4.1–v0.5.10) and judged
+/// leave-one-log-out by crates/vramfit/tests/accuracy_cv_sglang.rs. It is charged with the
+/// weights because SGLang sizes its pool from the free memory left after loading.
+pub const LOAD_NON_TORCH_BYTES: u64 = 72 * MIB;
+
+/// SGLang's RoPE `cos_sin_cache`, built on the GPU while the model is constructed: one
+/// `[max_position_embeddings, rotary_dim]` table kept in float32 on CUDA
+/// (layers/rotary_embedding.py `RotaryEmbedding.__init__`: "cache needs to be in FP32 for
+/// numerical stability", for sgl_kernel's `apply_rope_with_cos_sin_cache_inplace`), shared by
+/// every layer (`get_rope` caches it). The rotary width is the MLA rope part or the head size.
+pub fn rope_cache_bytes(spec: &ModelSpec) -> u64 {
+    let rotary = spec
+        .layers
+        .iter()
+        .find(|l| l.attention.has_kv())
+        .map(|l| match &l.attention {
+            AttentionKind::Mla { rope_dim, .. } => *rope_dim,
+            _ => l.head_dim_k,
+        })
+        .unwrap_or(0);
+    spec.n_ctx_train * rotary * 4
+}
+
+thread_local! {
+    static LOAD_OVERRIDE: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Run `f` with another [`LOAD_NON_TORCH_BYTES`] on this thread (the cross-validation harness
+/// refits it on the logs it leaves in).
+pub fn with_load_non_torch<R>(bytes: u64, f: impl FnOnce() -> R) -> R {
+    let old = LOAD_OVERRIDE.with(|o| o.replace(Some(bytes)));
+    let r = f();
+    LOAD_OVERRIDE.with(|o| o.set(old));
+    r
+}
+
+fn load_non_torch() -> u64 {
+    LOAD_OVERRIDE
+        .with(|o| o.get())
+        .unwrap_or(LOAD_NON_TORCH_BYTES)
+}
+
+/// Memory a rank on `gpu` loses before SGLang's "Load weight begin" (the CUDA context, and the
+/// TP group's communication buffers when `tp` > 1): the free memory SGLang sizes its pool from
+/// is the free memory at launch less this.
+pub fn init_bytes(gpu: &Gpu, tp: u64) -> u64 {
+    INIT_BYTES
+        + match (tp > 1, nvlink_class(&gpu.name)) {
+            (false, _) => 0,
+            (true, true) => INIT_TP_BYTES,
+            (true, false) => INIT_TP_PCIE_BYTES,
+        }
+}
+
 /// GPUs that come in NVLink/xGMI-joined boards (SXM/OAM), where SGLang's custom all-reduce
 /// allocates its buffers; a "PCIe" name or any other card is taken as PCIe-only.
 fn nvlink_class(name: &str) -> bool {
@@ -168,6 +228,16 @@ fn rank_gpus(cfg: &SglangConfig, hw: &Hardware, problems: &mut Vec<String>) -> V
     visible.into_iter().take(world).collect()
 }
 
+/// Whether a stored calibration is of this layout (same TP and PP) and measured the load.
+fn calib_applies(c: Option<&crate::calibrate::Calibration>, cfg: &SglangConfig) -> bool {
+    c.is_some_and(|c| {
+        c.settings.tensor_parallel_size.unwrap_or(1) == cfg.tp_size
+            && c.settings.pipeline_parallel_size.unwrap_or(1) == cfg.pp_size
+            && c.measured.avail_after_load_bytes.is_some()
+            && c.measured.weights_bytes.is_some()
+    })
+}
+
 /// The full `check` answer for a SGLang launch.
 pub fn plan(
     spec: &ModelSpec,
@@ -180,12 +250,27 @@ pub fn plan(
     let gpus = rank_gpus(cfg, hw, &mut problems);
     let total_mib = gpus.first().map(|g| g.total_bytes as f64 / MIB as f64);
     let defaults = args::gpu_defaults(cfg, total_mib.unwrap_or(0.0));
+    // a calibration from this deployment's own log (crate::calibrate): the free memory the ranks
+    // saw before loading (avail mem + mem usage of 'Load weight end') and the weights replace
+    // the predicted ones when the layout is the log's
+    let calib = gpus.first().and_then(|g| {
+        crate::calibrate::registry::find("sglang", &cfg.model, None, g)
+            .or_else(|| crate::calibrate::registry::find("sglang", &spec.id, None, g))
+    });
     let mfs = match (cfg.mem_fraction_static, total_mib) {
         (Some(f), _) => f,
+        // the fraction this deployment's own log printed is its release's default on this GPU
+        (None, _) if calib_applies(calib.as_ref(), cfg) => calib
+            .as_ref()
+            .and_then(|c| c.settings.mem_fraction_static)
+            .unwrap_or(defaults.mem_fraction_static),
         (None, Some(_)) => defaults.mem_fraction_static,
         // server_args.py: 0.88 when the GPU memory is unknown
         (None, None) => 0.88,
     };
+    if cfg.mem_fraction_static.is_none() && calib_applies(calib.as_ref(), cfg) {
+        notes.push(format!("--mem-fraction-static not given: {mfs} as the calibration log's run printed it (that release's default on this GPU, unless that run set it)"));
+    }
     let model_len = if spec.n_ctx_train > 0 {
         spec.n_ctx_train
     } else {
@@ -199,13 +284,11 @@ pub fn plan(
         ));
     }
     let (ranges, mut stage_bytes) = stage_weights(spec, weights, cfg);
-    // a calibration from this deployment's own log (crate::calibrate): the free memory the ranks
-    // saw before loading (avail mem + mem usage of 'Load weight end') and the weights replace
-    // the predicted ones when the layout is the log's
-    let calib = gpus.first().and_then(|g| {
-        crate::calibrate::registry::find("sglang", &cfg.model, None, g)
-            .or_else(|| crate::calibrate::registry::find("sglang", &spec.id, None, g))
-    });
+    // SGLang's weights are its 'mem usage': the tensors, the RoPE cache and the context growth
+    // while loading
+    for b in stage_bytes.iter_mut().filter(|b| **b > 0) {
+        *b += rope_cache_bytes(spec) + load_non_torch();
+    }
     let mut measured_free = None;
     if let Some(c) = &calib {
         let m = &c.measured;
@@ -213,7 +296,8 @@ pub fn plan(
             && c.settings.pipeline_parallel_size.unwrap_or(1) == cfg.pp_size;
         match (m.avail_after_load_bytes, m.weights_bytes, same_layout) {
             (Some(a), Some(w), true) => {
-                measured_free = Some(a + w);
+                // 'Load weight begin' when printed, else what loading took back from the end
+                measured_free = Some(m.free_at_start_bytes.unwrap_or(a + w));
                 let top = stage_bytes.iter().copied().max().unwrap_or(0).max(1);
                 for b in stage_bytes.iter_mut() {
                     *b = (*b as f64 * w as f64 / top as f64).round() as u64;
@@ -241,14 +325,7 @@ pub fn plan(
     } else {
         tp
     };
-    let init_of = |g: &Gpu| {
-        INIT_BYTES
-            + match (tp > 1, nvlink_class(&g.name)) {
-                (false, _) => 0,
-                (true, true) => INIT_TP_BYTES,
-                (true, false) => INIT_TP_PCIE_BYTES,
-            }
-    };
+    let init_of = |g: &Gpu| init_bytes(g, tp);
     let stage_of = |rank: usize| (rank / tp as usize) % cfg.pp_size as usize;
     // rest memory is taken as the minimum over ranks (get_available_gpu_memory distributed=True)
     let mut tokens = u64::MAX;
@@ -344,7 +421,16 @@ pub fn plan(
             used_bytes: 0,
         };
         d.finish();
-        if d.used_bytes > g.free_bytes {
+        if d.used_bytes > g.free_bytes && cfg.sysmem_fallback && tokens > 0 {
+            // written after the 4 GB WSL2 log (v0.4.6.post2): its pool left "avail mem=0.00 GB"
+            // and the attention workspace and CUDA graphs still came up
+            notes.push(format!(
+                "{} (GPU {r}) needs {} but has {} free: under Windows/WSL2 the driver's sysmem fallback puts the overrun in shared system memory, so SGLang starts but runs slower; lower --mem-fraction-static to stay on the card",
+                g.name,
+                fmt_bytes(d.used_bytes),
+                fmt_bytes(g.free_bytes)
+            ));
+        } else if d.used_bytes > g.free_bytes {
             fits = false;
             problems.push(format!(
                 "{} (GPU {r}) needs {} (weights and pool under fraction {mfs}, plus activations and graphs) but has {} free: lower --mem-fraction-static or --chunked-prefill-size / --cuda-graph-max-bs",
