@@ -57,8 +57,12 @@ fn gpus(spec: &str) -> Vec<Gpu> {
 }
 
 fn load_cases() -> Vec<Case> {
+    cases_of(include_str!("fixtures/sglang_public_logs.jsonl"))
+}
+
+fn cases_of(text: &str) -> Vec<Case> {
     let mut out = Vec::new();
-    for line in include_str!("fixtures/sglang_public_logs.jsonl").lines() {
+    for line in text.lines() {
         if line.trim().is_empty() {
             continue;
         }
@@ -281,4 +285,38 @@ fn sglang_leave_one_log_out() {
         let (ok, n) = t(k);
         assert!(ok * 100 >= n * pct, "SGLang {k}: {ok}/{n} leave-one-out");
     }
+}
+
+/// The held-apart SGLang starts (`sglang_heldapart_logs.jsonl`): gathered while the model changed,
+/// never shown to its writer, scored once with the constant in force (nothing refitted on them).
+#[test]
+fn sglang_held_apart_logs() {
+    common::offline(&format!("vramfit-cv-sglang-apart-{}", std::process::id()));
+    let cases = cases_of(include_str!("fixtures/sglang_heldapart_logs.jsonl"));
+    assert_eq!(cases.len(), 6);
+    let mut tallies: std::collections::BTreeMap<&str, Tally> = Default::default();
+    for c in &cases {
+        let rows = score(c, &run(c, sglang::LOAD_NON_TORCH_BYTES));
+        let shown: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {:+.1}%{}",
+                    r.0,
+                    r.1 * 100.0,
+                    if r.2 { "" } else { " OUT" }
+                )
+            })
+            .collect();
+        println!("HELD-APART {}: {}", c.id, shown.join(", "));
+        for r in rows {
+            tallies.entry(r.0).or_default().add(r.1, r.2);
+        }
+    }
+    for (comp, t) in tallies.iter_mut() {
+        println!("held-apart {comp:<20} {:>16}", t.show());
+    }
+    // first sight on this round's final model (docs/accuracy.md): every verdict right
+    let v = tallies.get("verdict").map_or((0, 0), |t| (t.ok, t.n));
+    assert_eq!(v.0, v.1, "held-apart SGLang verdicts {}/{}", v.0, v.1);
 }
