@@ -227,3 +227,34 @@ fn the_failure_at_the_end_of_a_long_serving_log_is_found() {
         d.evidence
     );
 }
+
+#[test]
+fn vllm_activation_fix_halves_the_releases_own_default() {
+    // vLLM 0.8.5 serves with 2048 batched tokens on a 24 GB card (arg_utils.py batch defaults):
+    // suggesting 2048 would change nothing
+    let log = "INFO 03-02 10:00:00 [__init__.py:239] vLLM API server version 0.8.5\n\
+INFO 03-02 10:00:05 [gpu_model_runner.py:1329] Model loading took 14.99 GiB and 5.2 seconds\n\
+ERROR 03-02 10:00:20 [core.py:396] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.71 GiB. GPU 0 has a total capacity of 23.55 GiB of which 2.10 GiB is free. Including non-PyTorch memory, this process has 21.43 GiB memory in use. Of the allocated memory 19.52 GiB is allocated by PyTorch, and 1.45 GiB is reserved by PyTorch but unallocated.";
+    let d = diagnose(log);
+    assert_eq!(d.cause, Cause::ActivationPeak, "{}", d.summary);
+    assert_eq!(
+        fix(&d, "--max-num-batched-tokens"),
+        Some("1024"),
+        "{:?}",
+        d.fixes
+    );
+    // from v0.9.0 an 80 GB card (not an A100) serves with 8192
+    let d = diagnose(
+        &log.replace("version 0.8.5", "version 0.9.1")
+            .replace("23.55 GiB of which", "79.19 GiB of which")
+            .replace("has 21.43 GiB", "has 77.02 GiB")
+            .replace("19.52 GiB is allocated", "75.11 GiB is allocated"),
+    );
+    assert_eq!(d.cause, Cause::ActivationPeak, "{}", d.summary);
+    assert_eq!(
+        fix(&d, "--max-num-batched-tokens"),
+        Some("4096"),
+        "{:?}",
+        d.fixes
+    );
+}

@@ -30,11 +30,14 @@ pub(crate) fn activation(ctx: &Context, summary: String) -> Finding {
                         "the activation peak scales with the tokens of one forward pass ({b} now)"
                     ),
                 )),
-                None => f.fix(Fix::flag(
-                    "--max-num-batched-tokens",
-                    2048,
-                    "a smaller prefill chunk lowers the profiled activation peak",
-                )),
+                None => {
+                    let (d, why) = vllm_default_batched(ctx);
+                    f.fix(Fix::flag(
+                        "--max-num-batched-tokens",
+                        pow2_floor(d / 2),
+                        format!("a smaller prefill chunk lowers the profiled activation peak ({why})"),
+                    ))
+                }
             };
             if let Some(s) = ctx.settings.max_num_seqs {
                 f = f.fix(Fix::flag(
@@ -46,6 +49,41 @@ pub(crate) fn activation(ctx: &Context, summary: String) -> Finding {
             f
         }
     }
+}
+
+/// vLLM's own `max_num_batched_tokens` when the command leaves it unset, so that halving it is
+/// never the value already in force: `vllm::args::batch_defaults` (arg_utils.py, by release and
+/// GPU memory) for V1 releases, with the log's version (else the current one) and the GPU total
+/// the OOM message prints (else a GPU under 70 GiB); V0 (< 0.8) profiled at least 2048 tokens.
+pub(crate) fn vllm_default_batched(ctx: &Context) -> (u64, String) {
+    use vramfit_engine::vllm::version::Version;
+    let printed = ctx
+        .settings
+        .engine_version
+        .as_deref()
+        .and_then(|v| Version::parse(v).ok());
+    let version = printed.unwrap_or(Version::CURRENT);
+    if version < Version::new(0, 8, 0) {
+        return (
+            4096,
+            format!("vLLM {version} profiles at least 2048 tokens"),
+        );
+    }
+    let total = match &ctx.events[ctx.at].event {
+        LogEvent::TorchOom(t) => t.total,
+        _ => None,
+    };
+    let (d, _) = vramfit_engine::vllm::args::batch_defaults(version, total.unwrap_or(0), "");
+    let on = match total {
+        Some(t) => format!("a {} GPU", fmt_bytes(t)),
+        None => "a GPU under 70 GiB (assumed)".to_string(),
+    };
+    let which = if printed.is_some() {
+        ""
+    } else {
+        " (assumed current)"
+    };
+    (d, format!("vLLM {version}{which}'s default on {on} is {d}"))
 }
 
 pub(crate) fn weights(ctx: &Context, summary: String) -> Finding {

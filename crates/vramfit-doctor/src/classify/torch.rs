@@ -245,7 +245,7 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
         .fact(format!("requested {} >= 1/8 of total {}", fmt_bytes(q), fmt_bytes(total)))
         .fix(Fix::action("reduce the batch size or the sequence length (image size) of the failing call"))
         .fix(Fix::flag("attn_implementation", "sdpa", "memory-efficient attention instead of materialised attention scores (transformers)"))
-        .fix(Fix::flag("--max-num-batched-tokens", ctx.settings.max_num_batched_tokens.map_or(2048, |b| pow2_floor(b / 2)), "a smaller prefill chunk bounds the activation (vLLM)"));
+        .fix(Fix::flag("--max-num-batched-tokens", pow2_floor(ctx.settings.max_num_batched_tokens.unwrap_or_else(|| super::engines::vllm_default_batched(ctx).0) / 2), "a smaller prefill chunk bounds the activation (vLLM)"));
     }
     annotate(by_phase(ctx, &head), t)
 }
