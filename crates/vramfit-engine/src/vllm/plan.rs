@@ -198,6 +198,7 @@ pub(super) fn evaluate(
                     max_num_batched_tokens: mnbt,
                     disable_hybrid: cfg.disable_hybrid_kv_cache_manager,
                     compute_capability: first.compute_capability,
+                    mla_cache: super::kv::MlaCache::of(cfg.version),
                 },
             )
         })
