@@ -136,3 +136,58 @@ fn deepseek_v2_lite_before_mla_matches_pr_10927() {
         "{blocks} blocks vs the log's 5373"
     );
 }
+
+/// A GPU below compute capability 8.0 runs V0 on 0.8–0.10 ("Falling back to V0"), whose profile
+/// takes max_model_len tokens: Qwen3-4B fp16 on a 12 GB RTX 2060, one sequence, 10000 tokens
+/// (code-index id 40791855483: "PyTorch activation peak memory takes 0.74GiB", "KV Cache is
+/// 3.06GiB", "# cuda blocks: 1394"). On an Ampere card the same command profiles 2048 tokens.
+#[test]
+fn turing_falls_back_to_v0_on_0_8() {
+    let config = json!({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+        "hidden_size": 2560, "intermediate_size": 9728, "num_hidden_layers": 36,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+        "vocab_size": 151936, "max_position_embeddings": 40960, "tie_word_embeddings": true,
+        "torch_dtype": "bfloat16"});
+    let argv = [
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-4B",
+        "--dtype",
+        "float16",
+        "--max-num-seqs",
+        "1",
+        "--max-model-len",
+        "10000",
+        "--gpu-memory-utilization",
+        "0.95",
+    ];
+    let run = |cc: f64| {
+        let cfg = vllm::parse(&Command::parse(&argv).unwrap(), Some("0.8.5")).unwrap();
+        let spec = spec_from_config(&cfg.model, &config).unwrap();
+        let gpu = Gpu {
+            name: "NVIDIA GeForce RTX 2060".into(),
+            total_bytes: 12 * GIB,
+            free_bytes: 12 * GIB,
+            bandwidth_gbps: None,
+            compute_capability: Some(cc),
+            unified: false,
+        };
+        vllm::plan(
+            &spec,
+            None,
+            &cfg,
+            &Hardware {
+                gpus: vec![gpu],
+                host_ram_bytes: None,
+            },
+        )
+    };
+    let turing = run(7.5);
+    let act = turing.devices[0].compute_bytes as f64 / GIB as f64;
+    assert!((act - 0.74).abs() < 0.1, "V0 activation {act} GiB vs 0.74");
+    let pool = turing.devices[0].kv_cache_bytes as f64 / GIB as f64;
+    assert!((pool - 3.06).abs() / 3.06 < 0.08, "pool {pool} GiB vs 3.06");
+    assert_eq!(turing.kv_cache.tokens % 16, 0);
+    let ampere = run(8.6);
+    assert!(ampere.devices[0].compute_bytes < turing.devices[0].compute_bytes / 2);
+}

@@ -47,6 +47,8 @@ pub(super) struct Outcome {
     pub(super) fails: bool,
     /// the engine sized and printed the pool before it refused to start (V0's length check)
     pub(super) pool_printed: bool,
+    /// the start runs the V0 engine ([`VllmConfig::runs_v0`] with the GPU's compute capability)
+    pub(super) v0: bool,
     /// vLLM's estimate when the KV check failed, or the largest length that fits
     pub(super) fit_len: u64,
     pub(super) settings: Vec<(String, String)>,
@@ -316,7 +318,7 @@ pub(super) fn evaluate(
                 // `initialize_cache`, v0.6.x–v0.7.x) before the worker's
                 // `raise_if_cache_size_invalid` refuses the length; V1 checks first
                 // (kv_cache_utils.py `check_enough_kv_cache_memory`) and prints no pool
-                pool_printed = cfg.version < super::Version::new(0, 8, 0);
+                pool_printed = cfg.runs_v0();
                 let est = layouts[w.stage].estimate_max_model_len(w.available, configured);
                 problems.push(format!(
                     "one request of max_model_len {configured} needs {} of KV cache, more than the {} available: vLLM stops (its estimated maximum model length is {est})",
@@ -351,10 +353,15 @@ pub(super) fn evaluate(
             }
         }
     }
-    if cfg.version < super::Version::new(0, 8, 0) {
+    if cfg.runs_v0() {
         notes.push(format!(
-            "vLLM {} runs the V0 engine by default: its profile run takes max(max_model_len, 2048) tokens unless the context is over 32K (chunked prefill off); the rest is modelled with V1's semantics",
-            cfg.version
+            "vLLM {} runs the V0 engine here{}: its profile run takes max(max_model_len, 2048) tokens unless the context is over 32K (chunked prefill off); the rest is modelled with V1's semantics",
+            cfg.version,
+            if cfg.version >= super::Version::new(0, 8, 0) {
+                " (VLLM_USE_V1=0, or a GPU of compute capability below 8.0)"
+            } else {
+                ""
+            }
         ));
     }
     if !fails && !estimate_charged && cfg.uses_cuda_graphs() {
@@ -476,6 +483,7 @@ pub(super) fn evaluate(
         problems,
         fails,
         pool_printed: pool_printed && fails,
+        v0: cfg.runs_v0(),
         fit_len,
         settings,
         notes,
@@ -493,7 +501,7 @@ fn render(
     let reported = !out.fails || out.pool_printed;
     let concurrency = if per_req == 0 || !reported {
         0.0
-    } else if cfg.version < super::Version::new(0, 8, 0) {
+    } else if out.v0 {
         // V0 (executor_base.py `initialize_cache`): blocks × block_size / max_model_len
         (out.num_blocks * layout.block_size) as f64 / out.max_model_len.max(1) as f64
     } else {
@@ -501,7 +509,7 @@ fn render(
     };
     let tokens = if !reported {
         0
-    } else if cfg.version < super::Version::new(0, 8, 0) {
+    } else if out.v0 {
         // V0 prints blocks; its refusal names `num_gpu_blocks * block_size` tokens
         out.num_blocks * layout.block_size
     } else {
