@@ -28,6 +28,7 @@ fn inputs(mnbt: u64, dtype: &str) -> LayoutInputs<'_> {
         max_num_batched_tokens: mnbt,
         disable_hybrid: false,
         compute_capability: Some(9.4),
+        mla_cache: Default::default(),
     }
 }
 

@@ -10,7 +10,7 @@
 //!
 //! `VRAMFIT_CV_VERBOSE=1` adds one line per case (predicted components, signed errors);
 //! `VRAMFIT_CV_V1_ONLY=1` runs every vLLM start on the V1 runner (the model before
-//! `vllm::runner`), for a before/after on the same logs. The test fails below 80 % of the vLLM
+//! `vllm::runner`), for a before/after on the same logs. The test fails below 85 % of the vLLM
 //! comparisons within tolerance (leave-one-out). SGLang's logs have their own harness
 //! (accuracy_cv_sglang.rs).
 //!
@@ -399,10 +399,10 @@ fn leave_one_log_out() {
         all_cv.0,
         all_cv.1
     );
-    // below the bars reached (vLLM 209/240 = 87 % leave-one-out, SGLang pools 9/9), with room for
-    // logs still being gathered; raise them as the model improves
+    // below the bars reached (vLLM 320/363 = 88 % leave-one-out, SGLang pools 12/12), with room
+    // for logs still being gathered; raise them as the model improves
     assert!(
-        all_cv.0 * 100 >= all_cv.1 * 80,
+        all_cv.0 * 100 >= all_cv.1 * 85,
         "LOO {}/{}",
         all_cv.0,
         all_cv.1

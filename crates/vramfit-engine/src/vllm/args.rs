@@ -65,6 +65,8 @@ pub struct VllmConfig {
     pub allow_long_max_model_len: bool,
     /// `VLLM_USE_V2_MODEL_RUNNER` (None: the release's default for the model, [`super::runner`])
     pub use_v2_model_runner: Option<bool>,
+    /// `VLLM_USE_V1` (None: the release's default, [`VllmConfig::runs_v0`])
+    pub use_v1: Option<bool>,
     /// the GPU's compute capability, set by the plan (kernel-dependent weight layouts: MXFP4
     /// experts padded for Marlin); None when unknown
     pub compute_capability: Option<f64>,
@@ -273,6 +275,18 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
             })
         }
     };
+    let use_v1 = match env("VLLM_USE_V1").map(str::trim) {
+        None => None,
+        Some("1" | "true" | "True") => Some(true),
+        Some("0" | "false" | "False") => Some(false),
+        Some(v) => {
+            return Err(EngineError::BadEnv {
+                name: "VLLM_USE_V1".into(),
+                value: v.into(),
+                expected: "0 or 1".into(),
+            })
+        }
+    };
     let mut unknown_flags = Vec::new();
     for u in &flags.unknown {
         let name = u.split([' ', '=']).next().unwrap_or(u);
@@ -336,6 +350,7 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
             Some("1" | "true" | "True")
         ),
         use_v2_model_runner,
+        use_v1,
         compute_capability: None,
         unknown_flags,
         notes,
@@ -346,6 +361,21 @@ impl VllmConfig {
     /// Workers (GPUs) the engine uses: tensor × pipeline parallel.
     pub fn world_size(&self) -> u64 {
         self.tensor_parallel_size * self.pipeline_parallel_size
+    }
+
+    /// True when the start runs the V0 engine: every release before v0.8.0 (VLLM_USE_V1 became
+    /// 1), and from v0.8.0 until V0 was removed (taken as v0.11.0) when `VLLM_USE_V1=0` or the
+    /// GPU's compute capability is below 8.0 (engine/arg_utils.py `_is_v1_supported_oracle`:
+    /// "Compute Capability < 8.0 is not supported by the V1 Engine. Falling back to V0", printed
+    /// by 0.8.2 on a T4 and 0.10.1.1 on Kaggle T4s, code-index ids 7884883735, 70088477848).
+    /// The compute capability is the plan's GPU's ([`VllmConfig::compute_capability`]).
+    pub fn runs_v0(&self) -> bool {
+        if self.version < Version::new(0, 8, 0) {
+            return true;
+        }
+        self.version < Version::new(0, 11, 0)
+            && (self.use_v1 == Some(false)
+                || (self.use_v1.is_none() && self.compute_capability.is_some_and(|c| c < 8.0)))
     }
 
     /// True when CUDA graphs are captured at all.
@@ -370,7 +400,7 @@ impl VllmConfig {
     ) -> (u64, u64) {
         let (tokens, seqs) = batch_defaults(self.version, device_total_bytes, device_name);
         let seqs = self.max_num_seqs.unwrap_or(seqs);
-        if self.version < Version::new(0, 8, 0) && self.max_num_batched_tokens.is_none() {
+        if self.runs_v0() && self.max_num_batched_tokens.is_none() {
             // V0 (the default engine before v0.8.0, when VLLM_USE_V1 became 1): chunked prefill
             // is on by default only for contexts over 32K (arg_utils.py: "Chunked prefill is
             // enabled by default for models with max_model_len > 32K"); without it the scheduler

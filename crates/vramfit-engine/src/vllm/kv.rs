@@ -68,6 +68,37 @@ pub fn kv_heads_per_rank(n_head_kv: u64, tp: u64) -> u64 {
     (n_head_kv / tp.max(1)).max(1)
 }
 
+/// How a release caches an MLA layer (DeepSeek-V2/V3/R1, Kimi).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MlaCache {
+    /// one latent (`kv_lora_rank + rope`) per token on every rank (v0.8+; `MLAAttentionSpec`)
+    #[default]
+    Latent,
+    /// V0 v0.7.3: the latent entry padded to a multiple of 256 bytes
+    /// (`VLLM_MLA_CUDA_MEM_ALIGN_KV_CACHE`, on by default; worker/cache_engine.py, added by PR
+    /// #12676 and removed by PR #14798 "reclaiming the memory lost to padding")
+    LatentAligned256,
+    /// before v0.7.1 (no MLA kernels yet): models/deepseek_v2.py builds
+    /// `Attention(num_local_heads, 256, ...)` with q, k and v padded to 256, so each rank caches
+    /// K and V of 256 for its `num_heads / tp` heads (vllm PR #10927's log of DeepSeek-V2-Lite:
+    /// 35.42 GiB for 5,373 blocks = 27 layers × 16 heads × 512 × 2 bytes per token)
+    PerHead256,
+}
+
+impl MlaCache {
+    /// The MLA cache of a vLLM release (V1 from v0.8.0 has the unpadded latent).
+    pub fn of(version: super::Version) -> MlaCache {
+        use super::Version as V;
+        if version < V::new(0, 7, 1) {
+            MlaCache::PerHead256
+        } else if version >= V::new(0, 7, 3) && version < V::new(0, 8, 0) {
+            MlaCache::LatentAligned256
+        } else {
+            MlaCache::Latent
+        }
+    }
+}
+
 /// Inputs of a layout beyond the model.
 #[derive(Debug, Clone, Copy)]
 pub struct LayoutInputs<'a> {
@@ -81,6 +112,8 @@ pub struct LayoutInputs<'a> {
     pub disable_hybrid: bool,
     /// compute capability of the GPU (MLA backends force their block size by architecture)
     pub compute_capability: Option<f64>,
+    /// how the release caches MLA layers ([`MlaCache::of`])
+    pub mla_cache: MlaCache,
 }
 
 impl KvLayout {
@@ -116,6 +149,18 @@ impl KvLayout {
                 AttentionKind::SlidingWindow { .. } | AttentionKind::Chunked { .. } => KvLayer {
                     kind: KvKind::Full,
                     unit_bytes: attn_unit,
+                },
+                AttentionKind::Mla { .. } if inp.mla_cache == MlaCache::PerHead256 => KvLayer {
+                    kind: KvKind::Full,
+                    unit_bytes: l.n_head.div_ceil(inp.tp) * 2 * 256 * elem,
+                },
+                AttentionKind::Mla {
+                    kv_lora_rank,
+                    rope_dim,
+                    ..
+                } if inp.mla_cache == MlaCache::LatentAligned256 && !fp8_ds_mla => KvLayer {
+                    kind: KvKind::Mla,
+                    unit_bytes: ((kv_lora_rank + rope_dim) * elem).div_ceil(256) * 256,
                 },
                 AttentionKind::Mla {
                     kv_lora_rank,

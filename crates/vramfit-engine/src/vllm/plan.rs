@@ -45,6 +45,10 @@ pub(super) struct Outcome {
     pub(super) problems: Vec<String>,
     /// a start-up check failed
     pub(super) fails: bool,
+    /// the engine sized and printed the pool before it refused to start (V0's length check)
+    pub(super) pool_printed: bool,
+    /// the start runs the V0 engine ([`VllmConfig::runs_v0`] with the GPU's compute capability)
+    pub(super) v0: bool,
     /// vLLM's estimate when the KV check failed, or the largest length that fits
     pub(super) fit_len: u64,
     pub(super) settings: Vec<(String, String)>,
@@ -196,6 +200,7 @@ pub(super) fn evaluate(
                     max_num_batched_tokens: mnbt,
                     disable_hybrid: cfg.disable_hybrid_kv_cache_manager,
                     compute_capability: first.compute_capability,
+                    mla_cache: super::kv::MlaCache::of(cfg.version),
                 },
             )
         })
@@ -284,6 +289,7 @@ pub(super) fn evaluate(
         .min()
         .unwrap_or(0);
     let any_kv = layouts.iter().any(|l| !l.is_empty());
+    let mut pool_printed = false;
     if any_kv && !fails {
         if let Some(w) = workers.iter().find(|w| w.available <= 0) {
             problems.push(format!(
@@ -308,6 +314,11 @@ pub(super) fn evaluate(
                 .iter()
                 .find(|w| layouts[w.stage].bytes_per_request(configured) as i64 > w.available);
             if let Some(w) = short {
+                // V0 logs "# GPU blocks" and "Maximum concurrency" (executor_base.py
+                // `initialize_cache`, v0.6.x–v0.7.x) before the worker's
+                // `raise_if_cache_size_invalid` refuses the length; V1 checks first
+                // (kv_cache_utils.py `check_enough_kv_cache_memory`) and prints no pool
+                pool_printed = cfg.runs_v0();
                 let est = layouts[w.stage].estimate_max_model_len(w.available, configured);
                 problems.push(format!(
                     "one request of max_model_len {configured} needs {} of KV cache, more than the {} available: vLLM stops (its estimated maximum model length is {est})",
@@ -342,10 +353,15 @@ pub(super) fn evaluate(
             }
         }
     }
-    if cfg.version < super::Version::new(0, 8, 0) {
+    if cfg.runs_v0() {
         notes.push(format!(
-            "vLLM {} runs the V0 engine by default: its profile run takes max(max_model_len, 2048) tokens unless the context is over 32K (chunked prefill off); the rest is modelled with V1's semantics",
-            cfg.version
+            "vLLM {} runs the V0 engine here{}: its profile run takes max(max_model_len, 2048) tokens unless the context is over 32K (chunked prefill off); the rest is modelled with V1's semantics",
+            cfg.version,
+            if cfg.version >= super::Version::new(0, 8, 0) {
+                " (VLLM_USE_V1=0, or a GPU of compute capability below 8.0)"
+            } else {
+                ""
+            }
         ));
     }
     if !fails && !estimate_charged && cfg.uses_cuda_graphs() {
@@ -466,6 +482,8 @@ pub(super) fn evaluate(
         binding_stage: binding,
         problems,
         fails,
+        pool_printed: pool_printed && fails,
+        v0: cfg.runs_v0(),
         fit_len,
         settings,
         notes,
@@ -480,13 +498,20 @@ fn render(
 ) -> MemoryPlan {
     let layout = &out.layouts[out.binding_stage.min(out.layouts.len() - 1)];
     let per_req = layout.blocks_per_request(out.max_model_len.max(1));
-    let concurrency = if per_req == 0 || out.fails {
+    let reported = !out.fails || out.pool_printed;
+    let concurrency = if per_req == 0 || !reported {
         0.0
+    } else if out.v0 {
+        // V0 (executor_base.py `initialize_cache`): blocks × block_size / max_model_len
+        (out.num_blocks * layout.block_size) as f64 / out.max_model_len.max(1) as f64
     } else {
         out.num_blocks as f64 / per_req as f64
     };
-    let tokens = if out.fails {
+    let tokens = if !reported {
         0
+    } else if out.v0 {
+        // V0 prints blocks; its refusal names `num_gpu_blocks * block_size` tokens
+        out.num_blocks * layout.block_size
     } else {
         match cfg.version.token_report() {
             TokenReport::ConcurrencyTimesLen => (concurrency * out.max_model_len as f64) as u64,

@@ -144,6 +144,7 @@ impl FixEngine for EngineModels {
                 max_num_batched_tokens: s.max_num_batched_tokens.unwrap_or(2048),
                 disable_hybrid: false,
                 compute_capability: None,
+                mla_cache: Default::default(),
             },
         );
         let n = layout.estimate_max_model_len(i64::try_from(kv_available).ok()?, upper);
