@@ -258,3 +258,32 @@ ERROR 03-02 10:00:20 [core.py:396] torch.OutOfMemoryError: CUDA out of memory. T
         d.fixes
     );
 }
+
+#[test]
+fn sglang_not_enough_memory_gets_its_own_fraction_never_a_context_length() {
+    // SGLang raises this when the pool left by mem_fraction_static after the weights holds no
+    // token (model_runner.py init_memory_pool); the context length does not change that pool
+    let tail = "[2025-05-01 10:00:00 TP0] Load weight end. type=Qwen3ForCausalLM, dtype=torch.bfloat16, avail mem=2.10 GB, mem usage=15.28 GB.\n\
+[2025-05-01 10:00:01 TP0] RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.";
+    let d = diagnose(&format!(
+        "[2025-05-01 09:59:00] server_args=ServerArgs(model_path='Qwen/Qwen3-8B', mem_fraction_static=0.88, tp_size=1)\n{tail}"
+    ));
+    assert_eq!(d.engine, Engine::Sglang);
+    assert_eq!(d.cause, Cause::KvCache, "{}", d.summary);
+    assert_eq!(
+        fix(&d, "--mem-fraction-static"),
+        Some("0.93"),
+        "{:?}",
+        d.fixes
+    );
+    assert!(!flags(&d).contains(&"--context-length"), "{:?}", d.fixes);
+    let d = diagnose(tail);
+    assert!(!flags(&d).contains(&"--context-length"), "{:?}", d.fixes);
+    assert!(
+        d.fixes
+            .iter()
+            .any(|f| f.why.contains("--mem-fraction-static")),
+        "{:?}",
+        d.fixes
+    );
+}

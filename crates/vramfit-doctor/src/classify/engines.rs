@@ -267,11 +267,20 @@ pub(crate) fn sglang_tgi(ctx: &Context) -> Finding {
         LogEvent::SglangNotEnoughMemory => {
             let m = s.mem_fraction_static;
             let mut f = Finding::new(Cause::KvCache, 0.6, "SGLang found no room for its KV token pool inside mem_fraction_static of the GPU after the weights.");
-            if let Some(m) = m.filter(|m| *m < 0.93) {
-                f = f.fix(Fix::flag("--mem-fraction-static", format!("{:.2}", m + 0.05), format!("a larger static pool (now {m:.2})")));
+            // model_runner.py init_memory_pool raises this when max_total_num_tokens <= 0: the
+            // pool is what mem_fraction_static leaves after the weights, whatever the context
+            // length, so --context-length is no fix here (SGLang's own advice is the fraction)
+            match m {
+                Some(m) if m < 0.93 => {
+                    f = f.fix(Fix::flag("--mem-fraction-static", format!("{:.2}", m + 0.05), format!("a larger static pool (now {m:.2})")));
+                }
+                Some(_) => {}
+                None => {
+                    f = f.fix(Fix::action("raise --mem-fraction-static 0.05 above the default this release chose (the mem_fraction_static= of its server_args line), if no other process uses the GPU"));
+                }
             }
-            f.fix(Fix::flag("--context-length", s.max_model_len.map_or(32768, |l| pow2_floor(l / 2)), "shorter requests need fewer tokens in the pool"))
-                .fix(Fix::flag("--tp-size", s.tensor_parallel_size.unwrap_or(1) * 2, "split the weights to free room for the pool"))
+            f.fix(Fix::flag("--tp-size", s.tensor_parallel_size.unwrap_or(1) * 2, "split the weights to free room for the pool"))
+                .fix(Fix::action("or a smaller checkpoint (FP8/AWQ) so the weights leave room for the pool"))
         }
         LogEvent::SglangReqSlots => {
             let n = s.max_running_requests.map_or(64, |n| pow2_floor(n / 2));
