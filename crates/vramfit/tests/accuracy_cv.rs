@@ -17,6 +17,9 @@
 //! The evaluation is in-process (the same parse → plan path as `vramfit check`, offline: models
 //! from the case's config.json or the embedded catalog).
 
+mod common;
+
+use common::Tally;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use vramfit_engine::cmdline::Command;
@@ -260,20 +263,6 @@ fn loss(rows: &[(String, f64, bool)]) -> f64 {
         .sum()
 }
 
-#[derive(Default)]
-struct Tally {
-    n: usize,
-    ok: usize,
-    errs: Vec<f64>,
-}
-
-fn summary(t: &Tally) -> String {
-    let mut e: Vec<f64> = t.errs.iter().map(|x| x.abs() * 100.0).collect();
-    e.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let med = e.get(e.len() / 2).copied().unwrap_or(0.0);
-    format!("{:>3}/{:<3} {:>6.1}%", t.ok, t.n, med)
-}
-
 #[test]
 fn leave_one_log_out() {
     let empty = std::env::temp_dir().join(format!("vramfit-cv-{}", std::process::id()));
@@ -300,17 +289,7 @@ fn leave_one_log_out() {
         for (c, rows) in cases.iter().zip(&table) {
             let p = run(c);
             let d = &p.devices[0];
-            let rows: Vec<String> = rows[in_force]
-                .iter()
-                .map(|r| {
-                    format!(
-                        "{} {:+.1}%{}",
-                        r.0,
-                        r.1 * 100.0,
-                        if r.2 { "" } else { " OUT" }
-                    )
-                })
-                .collect();
+            let rows = common::signed_rows(&rows[in_force]);
             println!(
                 "CASE {} v{} act {:.2} graphs {:.2} non-torch {:.2} weights {:.2} GiB: {}",
                 c.id,
@@ -357,12 +336,8 @@ fn leave_one_log_out() {
             };
             for era in eras {
                 let t = tallies.entry((row_in.0.clone(), era)).or_default();
-                t.0.n += 1;
-                t.0.ok += row_in.2 as usize;
-                t.0.errs.push(row_in.1);
-                t.1.n += 1;
-                t.1.ok += row_cv.2 as usize;
-                t.1.errs.push(row_cv.1);
+                t.0.add(row_in.1, row_in.2);
+                t.1.add(row_cv.1, row_cv.2);
             }
             if c.engine == "sglang" {
                 continue;
@@ -387,7 +362,7 @@ fn leave_one_log_out() {
         "component", "era", "in-sample ok med", "LOO ok med"
     );
     for ((comp, era), (a, b)) in &tallies {
-        println!("{comp:<30} {era:<26} {:>16} {:>16}", summary(a), summary(b));
+        println!("{comp:<30} {era:<26} {:>16} {:>16}", a.show(), b.show());
     }
     println!(
         "cases {} ({} vLLM, {} SGLang); vLLM numbers within tolerance in-sample {}/{}, leave-one-out {}/{}",

@@ -17,6 +17,8 @@
 
 mod common;
 
+use common::Tally;
+
 use serde_json::Value;
 use vramfit_engine::cmdline::Command;
 use vramfit_engine::{sglang, vllm, Gpu, Hardware, MemoryPlan, Verdict};
@@ -169,26 +171,6 @@ fn loss(rows: &[(&str, f64, bool)]) -> f64 {
         .sum()
 }
 
-#[derive(Default)]
-struct Tally {
-    n: usize,
-    ok: usize,
-    errs: Vec<f64>,
-}
-
-impl Tally {
-    fn add(&mut self, err: f64, ok: bool) {
-        self.n += 1;
-        self.ok += ok as usize;
-        self.errs.push(err.abs() * 100.0);
-    }
-    fn show(&mut self) -> String {
-        self.errs.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        let med = self.errs.get(self.errs.len() / 2).copied().unwrap_or(0.0);
-        format!("{:>3}/{:<3} {:>6.1}%", self.ok, self.n, med)
-    }
-}
-
 #[test]
 fn sglang_leave_one_log_out() {
     common::offline(&format!("vramfit-cv-sglang-{}", std::process::id()));
@@ -297,18 +279,11 @@ fn sglang_held_apart_logs() {
     let mut tallies: std::collections::BTreeMap<&str, Tally> = Default::default();
     for c in &cases {
         let rows = score(c, &run(c, sglang::LOAD_NON_TORCH_BYTES));
-        let shown: Vec<String> = rows
-            .iter()
-            .map(|r| {
-                format!(
-                    "{} {:+.1}%{}",
-                    r.0,
-                    r.1 * 100.0,
-                    if r.2 { "" } else { " OUT" }
-                )
-            })
-            .collect();
-        println!("HELD-APART {}: {}", c.id, shown.join(", "));
+        println!(
+            "HELD-APART {}: {}",
+            c.id,
+            common::signed_rows(&rows).join(", ")
+        );
         for r in rows {
             tallies.entry(r.0).or_default().add(r.1, r.2);
         }

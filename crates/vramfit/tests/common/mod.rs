@@ -106,3 +106,38 @@ pub fn check_cli(args: &[&str]) -> (i32, serde_json::Value, String) {
         String::from_utf8_lossy(&out.stderr).to_string(),
     )
 }
+
+/// One component's count in the accuracy harnesses (accuracy_cv, accuracy_cv_sglang):
+/// comparisons, how many within tolerance, and the signed relative errors.
+#[derive(Default)]
+pub struct Tally {
+    pub n: usize,
+    pub ok: usize,
+    pub errs: Vec<f64>,
+}
+
+impl Tally {
+    pub fn add(&mut self, err: f64, ok: bool) {
+        self.n += 1;
+        self.ok += ok as usize;
+        self.errs.push(err);
+    }
+
+    /// `ok/n` and the median absolute error in %.
+    pub fn show(&self) -> String {
+        let mut e: Vec<f64> = self.errs.iter().map(|x| x.abs() * 100.0).collect();
+        e.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let med = e.get(e.len() / 2).copied().unwrap_or(0.0);
+        format!("{:>3}/{:<3} {:>6.1}%", self.ok, self.n, med)
+    }
+}
+
+/// A harness row (component, signed relative error, within tolerance) as `name +x.x%[ OUT]`.
+pub fn signed_rows<S: AsRef<str>>(rows: &[(S, f64, bool)]) -> Vec<String> {
+    rows.iter()
+        .map(|r| {
+            let out = if r.2 { "" } else { " OUT" };
+            format!("{} {:+.1}%{out}", r.0.as_ref(), r.1 * 100.0)
+        })
+        .collect()
+}
