@@ -176,11 +176,6 @@ impl<'a> Setup<'a> {
             .is_some_and(|p| p.verdict == Verdict::Fits && p.kv_cache.tokens >= c)
     }
 
-    /// Bytes SGLang's ranks lose before measuring free memory (the engine model's terms).
-    fn init_bytes(&self, tp: u64) -> u64 {
-        sglang::INIT_BYTES + if tp > 1 { sglang::INIT_TP_BYTES } else { 0 }
-    }
-
     /// The largest `--mem-fraction-static` at most `k.mfs` with which the launch fits: when
     /// the share SGLang leaves outside its static pool cannot hold the activations, CUDA graphs
     /// and NCCL buffers on this free memory (other tenants), the fraction is lowered by the
@@ -195,12 +190,14 @@ impl<'a> Setup<'a> {
             if p.verdict == Verdict::Fits {
                 return Some(k.mfs);
             }
-            let init = self.init_bytes(k.tp);
+            // what SGLang's ranks lose before measuring free memory: the engine model's own
+            // terms per GPU (NVLink-class custom all-reduce buffers vs NCCL's on PCIe cards)
             let over = p
                 .devices
                 .iter()
                 .zip(&self.hw.gpus)
                 .map(|(d, g)| {
+                    let init = sglang::init_bytes(g, k.tp);
                     (d.used_bytes as f64 - g.free_bytes as f64)
                         / g.free_bytes.saturating_sub(init).max(1) as f64
                 })
