@@ -24,8 +24,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use vramfit_engine::cmdline::Command;
 use vramfit_engine::vllm::profile::{with_constants, Constants};
-use vramfit_engine::{vllm, Gpu, Hardware, MemoryPlan, Verdict};
-use vramfit_model::catalog::find_gpu;
+use vramfit_engine::{vllm, Hardware, MemoryPlan, Verdict};
 use vramfit_model::units::parse_size;
 use vramfit_model::ModelSpec;
 
@@ -34,8 +33,6 @@ const GIB: f64 = (1u64 << 30) as f64;
 
 struct Case {
     id: String,
-    /// "vllm" or "sglang"
-    engine: &'static str,
     era: &'static str,
     spec: ModelSpec,
     argv: Vec<String>,
@@ -43,39 +40,6 @@ struct Case {
     hw: Hardware,
     expect: Value,
     hybrid: bool,
-}
-
-fn gpus(spec: &str) -> Hardware {
-    let mut out = Vec::new();
-    for e in spec.split(',') {
-        let e = e.trim();
-        let (n, rest) = match e.split_once(['x', 'X']) {
-            Some((n, r))
-                if n.trim().chars().all(|c| c.is_ascii_digit()) && !n.trim().is_empty() =>
-            {
-                (n.trim().parse().unwrap(), r.trim())
-            }
-            _ => (1usize, e),
-        };
-        let g = if rest.starts_with(|c: char| c.is_ascii_digit()) && parse_size(rest).is_ok() {
-            let b = parse_size(rest).unwrap();
-            Gpu {
-                name: format!("{rest} GPU"),
-                total_bytes: b,
-                free_bytes: b,
-                bandwidth_gbps: None,
-                compute_capability: None,
-                unified: false,
-            }
-        } else {
-            Gpu::from_catalog(find_gpu(rest).unwrap_or_else(|e| panic!("{rest}: {e}")))
-        };
-        out.extend(std::iter::repeat(g).take(n));
-    }
-    Hardware {
-        gpus: out,
-        host_ram_bytes: None,
-    }
 }
 
 fn era(v: Option<&str>) -> &'static str {
@@ -100,11 +64,9 @@ fn load_cases() -> Vec<Case> {
     ] {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let c: Value = serde_json::from_str(line).unwrap();
-            let engine = match c["engine"].as_str() {
-                Some("vllm") => "vllm",
-                Some("sglang") => "sglang",
-                _ => continue,
-            };
+            if c["engine"].as_str() != Some("vllm") {
+                continue;
+            }
             let hf = c["hf_id"].as_str().unwrap();
             let spec = match c.get("config").filter(|v| v.is_object()) {
                 Some(cfg) => vramfit_model::hf_config::spec_from_config(hf, cfg).unwrap(),
@@ -120,12 +82,7 @@ fn load_cases() -> Vec<Case> {
             let version = c["engine_version"].as_str().map(str::to_string);
             cases.push(Case {
                 id: c["id"].as_str().unwrap().to_string(),
-                engine,
-                era: if engine == "sglang" {
-                    "SGLang"
-                } else {
-                    era(version.as_deref())
-                },
+                era: era(version.as_deref()),
                 spec,
                 argv: c["argv"]
                     .as_array()
@@ -135,7 +92,7 @@ fn load_cases() -> Vec<Case> {
                     .collect(),
                 version,
                 hw: {
-                    let mut hw = gpus(c["gpu"].as_str().unwrap());
+                    let mut hw = common::hw(common::fixture_gpus(c["gpu"].as_str().unwrap()));
                     if let Some(f) = c["gpu_free"].as_str() {
                         for (g, v) in hw.gpus.iter_mut().zip(f.split(',')) {
                             g.free_bytes = parse_size(v.trim()).unwrap();
@@ -153,14 +110,6 @@ fn load_cases() -> Vec<Case> {
 
 fn run(c: &Case) -> MemoryPlan {
     let cmd = Command::parse(&c.argv).unwrap();
-    if c.engine == "sglang" {
-        let mut cfg = vramfit_engine::sglang::parse(&cmd).unwrap();
-        cfg.version = c
-            .version
-            .as_deref()
-            .and_then(|v| vllm::Version::parse(v).ok());
-        return vramfit_engine::sglang::plan(&c.spec, None, &cfg, &c.hw);
-    }
     let mut cfg = vllm::parse(&cmd, c.version.as_deref()).unwrap();
     if std::env::var_os("VRAMFIT_CV_V1_ONLY").is_some() {
         // ablation: every start on the V1 runner, as the model stood before runner.rs
@@ -324,23 +273,10 @@ fn leave_one_log_out() {
             })
             .unwrap();
         for (row_in, row_cv) in table[i][in_force].iter().zip(&table[i][best]) {
-            let all = if c.engine == "sglang" {
-                "SGLang".to_string()
-            } else {
-                "vLLM, all eras".to_string()
-            };
-            let eras = if c.engine == "sglang" {
-                vec![all]
-            } else {
-                vec![c.era.to_string(), all]
-            };
-            for era in eras {
+            for era in [c.era.to_string(), "vLLM, all eras".to_string()] {
                 let t = tallies.entry((row_in.0.clone(), era)).or_default();
                 t.0.add(row_in.1, row_in.2);
                 t.1.add(row_cv.1, row_cv.2);
-            }
-            if c.engine == "sglang" {
-                continue;
             }
             all_in.1 += 1;
             all_in.0 += row_in.2 as usize;
@@ -365,16 +301,14 @@ fn leave_one_log_out() {
         println!("{comp:<30} {era:<26} {:>16} {:>16}", a.show(), b.show());
     }
     println!(
-        "cases {} ({} vLLM, {} SGLang); vLLM numbers within tolerance in-sample {}/{}, leave-one-out {}/{}",
+        "cases {} vLLM; numbers within tolerance in-sample {}/{}, leave-one-out {}/{}",
         cases.len(),
-        cases.iter().filter(|c| c.engine == "vllm").count(),
-        cases.iter().filter(|c| c.engine == "sglang").count(),
         all_in.0,
         all_in.1,
         all_cv.0,
         all_cv.1
     );
-    // below the bars reached (vLLM 320/363 = 88 % leave-one-out, SGLang pools 12/12), with room
+    // below the bar reached (320/363 = 88 % leave-one-out), with room
     // for logs still being gathered; raise them as the model improves
     assert!(
         all_cv.0 * 100 >= all_cv.1 * 85,

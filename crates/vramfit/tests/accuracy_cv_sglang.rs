@@ -21,7 +21,7 @@ use common::Tally;
 
 use serde_json::Value;
 use vramfit_engine::cmdline::Command;
-use vramfit_engine::{sglang, vllm, Gpu, Hardware, MemoryPlan, Verdict};
+use vramfit_engine::{sglang, vllm, Hardware, MemoryPlan, Verdict};
 use vramfit_model::units::parse_size;
 use vramfit_model::ModelSpec;
 
@@ -34,28 +34,6 @@ struct Case {
     cfg: sglang::SglangConfig,
     hw: Hardware,
     expect: Value,
-}
-
-/// `"4x RTX 4090"`, `"H100 80GB"` or a size (`"24GiB"`) for a card the log does not name.
-fn gpus(spec: &str) -> Vec<Gpu> {
-    let (n, name) = match spec.split_once(['x', 'X']) {
-        Some((n, r)) if !n.trim().is_empty() && n.trim().chars().all(|c| c.is_ascii_digit()) => {
-            (n.trim().parse().unwrap(), r.trim())
-        }
-        _ => (1usize, spec.trim()),
-    };
-    let g = match parse_size(name) {
-        Ok(b) if name.starts_with(|c: char| c.is_ascii_digit()) => Gpu {
-            name: format!("{name} GPU"),
-            total_bytes: b,
-            free_bytes: b,
-            bandwidth_gbps: None,
-            compute_capability: None,
-            unified: false,
-        },
-        _ => common::gpu(name),
-    };
-    vec![g; n]
 }
 
 fn load_cases() -> Vec<Case> {
@@ -90,7 +68,7 @@ fn cases_of(text: &str) -> Vec<Case> {
         cfg.version = c["engine_version"]
             .as_str()
             .and_then(|v| vllm::Version::parse(v).ok());
-        let mut gs = gpus(c["gpu"].as_str().unwrap());
+        let mut gs = common::fixture_gpus(c["gpu"].as_str().unwrap());
         if let Some(f) = c["gpu_free"].as_str() {
             let seen = parse_size(f).unwrap();
             for g in gs.iter_mut() {

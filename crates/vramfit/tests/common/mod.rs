@@ -141,3 +141,32 @@ pub fn signed_rows<S: AsRef<str>>(rows: &[(S, f64, bool)]) -> Vec<String> {
         })
         .collect()
 }
+
+/// A fixture's `gpu` field: `"4x RTX 4090"`, `"H100 80GB"`, mixed cards comma-separated
+/// (`"4090,3090"`), or a size (`"24GiB"`) for a card the log does not name.
+pub fn fixture_gpus(spec: &str) -> Vec<Gpu> {
+    let mut out = Vec::new();
+    for e in spec.split(',').map(str::trim) {
+        let (n, name) = match e.split_once(['x', 'X']) {
+            Some((n, r))
+                if !n.trim().is_empty() && n.trim().chars().all(|c| c.is_ascii_digit()) =>
+            {
+                (n.trim().parse().unwrap(), r.trim())
+            }
+            _ => (1usize, e),
+        };
+        let g = match vramfit_model::units::parse_size(name) {
+            Ok(b) if name.starts_with(|c: char| c.is_ascii_digit()) => Gpu {
+                name: format!("{name} GPU"),
+                total_bytes: b,
+                free_bytes: b,
+                bandwidth_gbps: None,
+                compute_capability: None,
+                unified: false,
+            },
+            _ => gpu(name),
+        };
+        out.extend(std::iter::repeat(g).take(n));
+    }
+    out
+}
