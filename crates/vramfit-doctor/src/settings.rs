@@ -297,6 +297,12 @@ fn looks_like_config(line: &str) -> bool {
 }
 
 /// Ollama Modelfile lines: `PARAMETER num_ctx 131072`.
+/// llama.cpp's KV cache line: `llama_kv_cache: size = ... (131072 cells, ...)` (older builds:
+/// `llama_kv_cache_init: kv_size = 4096`); its cells are the context when `n_ctx` is not echoed.
+static KV_CELLS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"llama_kv_cache\w*:.*?(?:\((\d+) cells|kv_size = (\d+))").expect("static regex")
+});
+
 static PARAMETER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"PARAMETER\s+(num_ctx|num_gpu|num_batch)\s+(\d+)").expect("static regex")
 });
@@ -327,7 +333,17 @@ fn looks_like_command(line: &str) -> bool {
 /// Read the settings a log echoes. Later mentions override earlier ones (a restarted server).
 pub fn read_settings(text: &str) -> EchoedSettings {
     let mut s = EchoedSettings::default();
+    // the largest KV cache of the log (an iSWA model prints its smaller sliding-window cache too)
+    let mut kv_cells: Option<u64> = None;
     for line in text.lines().map(clip) {
+        if let Some(c) = line
+            .contains("llama_kv_cache")
+            .then(|| KV_CELLS.captures(line))
+            .flatten()
+        {
+            let n = c.get(1).or(c.get(2)).and_then(|m| int(m.as_str()));
+            kv_cells = kv_cells.max(n.filter(|n| *n > 0));
+        }
         if looks_like_config(line) {
             for pairs in KV_PAIRS.iter() {
                 for c in pairs.captures_iter(line).take(256) {
@@ -395,6 +411,7 @@ pub fn read_settings(text: &str) -> EchoedSettings {
             s.expandable_segments = Some(matches!(&c[1], "True" | "true" | "1"));
         }
     }
+    s.n_ctx = s.n_ctx.or(kv_cells);
     s
 }
 
@@ -514,6 +531,21 @@ mod tests {
         assert_eq!(s.flash_attn, Some(true));
         assert_eq!(s.n_ubatch, Some(512));
         assert_eq!(s.n_layer, Some(61));
+    }
+
+    #[test]
+    fn kv_cache_cells_stand_in_for_an_unechoed_context() {
+        // a pasted tail with no `llama_context: n_ctx` line; the iSWA cache's smaller SWA part
+        // does not win
+        let s = read_settings(
+            "llama_kv_cache: size = 16384.00 MiB (131072 cells,  32 layers,  1/1 seqs), K (f16): 8192.00 MiB, V (f16): 8192.00 MiB\nllama_kv_cache_iswa: creating SWA KV cache, size = 1024 cells\nllama_kv_cache: size = 64.00 MiB (  1024 cells,  24 layers,  1/1 seqs)",
+        );
+        assert_eq!(s.n_ctx, Some(131072));
+        let s = read_settings("llama_kv_cache_init: kv_size = 4096, offload = 1, type_k = 'f16'");
+        assert_eq!(s.n_ctx, Some(4096));
+        // the echoed context wins
+        let s = read_settings("llama_context: n_ctx = 8192\nllama_kv_cache: size = 1.00 MiB (8448 cells, 1 layers, 1/1 seqs)");
+        assert_eq!(s.n_ctx, Some(8192));
     }
 
     #[test]

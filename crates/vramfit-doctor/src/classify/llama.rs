@@ -128,7 +128,14 @@ fn llama_kv(
     on: &str,
 ) -> Finding {
     let s = ctx.settings;
-    let mut f = Finding::new(Cause::KvCache, 0.9, format!("llama.cpp could not allocate the KV cache{on} for n_ctx {}: weights already took the room.", s.n_ctx.map_or("?".to_string(), |n| n.to_string())));
+    let mut f = Finding::new(
+        Cause::KvCache,
+        0.9,
+        format!(
+            "llama.cpp could not allocate the KV cache{on}{}: weights already took the room.",
+            s.n_ctx.map_or(String::new(), |n| format!(" for n_ctx {n}"))
+        ),
+    );
     let ctx_n = s.n_ctx;
     if let (Some(kv), Some(n), Some(free)) = (kv_bytes, ctx_n, free) {
         let per_token = kv / n.max(1);
