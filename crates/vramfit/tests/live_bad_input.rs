@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 fn vramfit(args: &[&str]) -> (i32, String, String, f64) {
     let t0 = Instant::now();
