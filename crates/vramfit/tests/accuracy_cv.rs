@@ -1,7 +1,8 @@
 //! Cross-validated accuracy of the vLLM model: every constant fitted on logs
 //! (`vramfit_engine::vllm::profile::Constants`: sampler bytes per logit, non-torch memory, the
 //! two CUDA-graph factors) is judged on logs it was not fitted on. For each real vLLM case of
-//! fixtures/dev_cases.jsonl, fixtures/dev_cases_h2.jsonl and fixtures/vllm_public_logs.jsonl the
+//! fixtures/dev_cases.jsonl, fixtures/dev_cases_h2.jsonl, fixtures/vllm_public_logs.jsonl and
+//! fixtures/vllm_heldapart_logs.jsonl (held apart in session 5, scored once, then joined) the
 //! constants are refitted on all the other cases (a grid, scored by the tolerance classes
 //! below) and the left-out case is predicted with them: leave-one-log-out, printed per component
 //! and era beside the in-sample error of the constants in force.
@@ -61,6 +62,8 @@ fn load_cases() -> Vec<Case> {
         include_str!("fixtures/dev_cases.jsonl"),
         include_str!("fixtures/dev_cases_h2.jsonl"),
         include_str!("fixtures/vllm_public_logs.jsonl"),
+        // held apart in session 5 and scored once there; now part of the harness
+        include_str!("fixtures/vllm_heldapart_logs.jsonl"),
     ] {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let c: Value = serde_json::from_str(line).unwrap();
