@@ -268,3 +268,68 @@ proptest! {
         }
     }
 }
+
+fn qwen3_14b() -> ModelSpec {
+    // Qwen/Qwen3-14B's config.json (the embedded catalog's copy)
+    let cfg = json!({"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 5120,
+        "intermediate_size": 17408, "num_hidden_layers": 40, "num_attention_heads": 40,
+        "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936,
+        "max_position_embeddings": 40960, "tie_word_embeddings": false, "torch_dtype": "bfloat16"});
+    spec_from_config("Qwen/Qwen3-14B", &cfg).unwrap()
+}
+
+#[test]
+fn bf16_weights_over_the_budget_get_fp8_at_load_with_the_length_it_leaves() {
+    // 27.5 GiB of bf16 weights on a 24 GB card: no pool at all, and no single flag of the same
+    // length fits; FP8 at load halves the weights and leaves a pool for ~30k tokens
+    let hw = rtx4090s(1, 24564 * MIB);
+    let spec = qwen3_14b();
+    let plan = |w: &str| {
+        let cfg = vllm::parse(&Command::parse(&[w]).unwrap(), Some("0.31.0")).unwrap();
+        vllm::plan(&spec, None, &cfg, &hw)
+    };
+    let p = plan("vllm serve Qwen/Qwen3-14B");
+    assert_eq!(p.verdict, Verdict::DoesNotFit);
+    let fp8 = p
+        .suggestions
+        .iter()
+        .find(|s| s.starts_with("--quantization fp8 --max-model-len "))
+        .unwrap_or_else(|| panic!("{:?}", p.suggestions));
+    let len: u64 = fp8.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!((16_384..40_960).contains(&len), "{len}");
+    // the suggestion, applied, starts; 1k tokens longer does not
+    let ok = plan(&format!("vllm serve Qwen/Qwen3-14B {fp8}"));
+    assert_eq!(ok.verdict, Verdict::Fits, "{:?}", ok.problems);
+    let over = plan(&format!(
+        "vllm serve Qwen/Qwen3-14B --quantization fp8 --max-model-len {}",
+        len + 1024
+    ));
+    assert_eq!(over.verdict, Verdict::DoesNotFit);
+    // the offload fix moves what the pool needs, not a quarter of the weights
+    let off = p
+        .suggestions
+        .iter()
+        .find(|s| s.starts_with("--cpu-offload-gb "))
+        .unwrap_or_else(|| panic!("{:?}", p.suggestions));
+    let gb: u64 = off.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!((8..=20).contains(&gb), "{gb}");
+    assert_eq!(
+        plan(&format!("vllm serve Qwen/Qwen3-14B {off}")).verdict,
+        Verdict::Fits
+    );
+
+    // Turing (compute capability 7.5) has no FP8 in vLLM: not offered
+    let mut turing = hw.clone();
+    turing.gpus[0].compute_capability = Some(7.5);
+    let cfg = vllm::parse(
+        &Command::parse(&["vllm serve Qwen/Qwen3-14B"]).unwrap(),
+        Some("0.31.0"),
+    )
+    .unwrap();
+    let t = vllm::plan(&spec, None, &cfg, &turing);
+    assert!(
+        t.suggestions.iter().all(|s| !s.contains("--quantization")),
+        "{:?}",
+        t.suggestions
+    );
+}

@@ -90,23 +90,48 @@ pub(super) fn suggest(
         });
         tp *= 2;
     }
-    let heaviest = out
-        .workers
-        .iter()
-        .map(|w| w.weights as i64 - w.available.min(0))
-        .max()
-        .unwrap_or(0);
-    if out.workers.iter().any(|w| w.available <= 0) {
-        let gb = ((heaviest as f64 * 0.25) / GIB as f64).ceil().max(1.0);
-        with(format!("--cpu-offload-gb {gb:.0}"), &|c| {
-            c.cpu_offload_bytes += (gb * GIB as f64) as u64
+    // an unquantized checkpoint quantized to FP8 while loading: vLLM's Fp8Config needs compute
+    // capability 8.0 (model_executor/layers/quantization/fp8.py get_min_capability; below 8.9 it
+    // runs weight-only through Marlin), so Turing and older are not offered it
+    let cc = cfg
+        .compute_capability
+        .or_else(|| hw.gpus.first().and_then(|g| g.compute_capability));
+    if spec.quant.is_none() && cfg.quantization.is_none() && cc.is_some_and(|c| c >= 8.0) {
+        with("--quantization fp8".into(), &|c| {
+            c.quantization = Some("fp8".into())
         });
+    }
+    if out.workers.iter().any(|w| w.available <= 0) {
+        // the weights vLLM must keep in host memory so that the worst GPU holds one request of
+        // max_model_len (cpu_offload_gb moves whole parameters, so 1 GiB of slack)
+        let need = out
+            .workers
+            .iter()
+            .map(|w| out.layouts[w.stage].bytes_per_request(out.max_model_len) as i64 - w.available)
+            .max()
+            .unwrap_or(0);
+        let heaviest = out.workers.iter().map(|w| w.weights).max().unwrap_or(0);
+        let gb = (need.max(0) as f64 / GIB as f64 + 1.0).ceil();
+        if gb * (GIB as f64) < heaviest as f64 * 0.75 {
+            with(format!("--cpu-offload-gb {gb:.0}"), &|c| {
+                c.cpu_offload_bytes += (gb * GIB as f64) as u64
+            });
+        }
     }
     let mut fitting = Vec::new();
     for (label, c) in tries {
         let o = evaluate(spec, weights, &c, hw);
         if !o.fails && !fitting.contains(&label) {
             fitting.push(label);
+        } else if o.fails && c.quantization != cfg.quantization && o.fit_len > 0 {
+            // FP8 weights leave a pool, only not one of this length: both changes together
+            let len = o.fit_len;
+            let mut c2 = c.clone();
+            c2.max_model_len = MaxModelLen::Tokens(len);
+            let label = format!("{label} --max-model-len {len}");
+            if !evaluate(spec, weights, &c2, hw).fails && !fitting.contains(&label) {
+                fitting.push(label);
+            }
         }
     }
     fitting.truncate(4);
