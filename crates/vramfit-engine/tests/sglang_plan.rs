@@ -234,3 +234,69 @@ fn unmodelled_flags_and_dp_attention() {
     // attention TP 1: all 4 KV heads on every rank
     assert_eq!(dpa.kv_cache.bytes_per_token, 94 * 4 * 256 * 2);
 }
+
+fn llama70b() -> vramfit_model::ModelSpec {
+    // meta-llama/Llama-3.3-70B-Instruct's config.json
+    let c = json!({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192,
+        "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64,
+        "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
+        "tie_word_embeddings": false, "torch_dtype": "bfloat16"});
+    spec_from_config("meta-llama/Llama-3.3-70B-Instruct", &c).unwrap()
+}
+
+#[test]
+fn not_enough_memory_gets_sglangs_own_flags_and_each_one_starts() {
+    // Llama-3.3-70B at TP2 on two H100s: the default fraction leaves no pool after 65.8 GiB of
+    // weights per GPU ("Not enough memory. Please try to increase --mem-fraction-static.")
+    let spec = llama70b();
+    let hw = gpus("NVIDIA H100 80GB HBM3", 81559 * MIB, 4);
+    for (line, want_tp4) in [
+        ("python -m sglang.launch_server --model-path M --tp 2 --context-length 8192", true),
+        ("CUDA_VISIBLE_DEVICES=0,1 python -m sglang.launch_server --model-path M --tp 2 --context-length 8192", false),
+    ] {
+        let c = cfg(line);
+        let p = sglang::plan(&spec, None, &c, &hw);
+        assert_eq!(p.verdict, Verdict::DoesNotFit);
+        assert_eq!(p.kv_cache.tokens, 0);
+        let s = sglang::suggest::suggest(&spec, None, &c, &hw, &p);
+        // the smallest fraction whose pool holds one 8k request, then TP4 where 4 GPUs are visible
+        let f: f64 = s[0]
+            .strip_prefix("--mem-fraction-static ")
+            .unwrap_or_else(|| panic!("{s:?}"))
+            .parse()
+            .unwrap();
+        assert!(f > p.settings.iter().find(|(k, _)| k == "mem_fraction_static").map(|(_, v)| v[..5].parse::<f64>().unwrap()).unwrap());
+        assert!(f <= 0.95, "{f}");
+        assert_eq!(s.contains(&"--tp-size 4".to_string()), want_tp4, "{s:?}");
+        for flag in &s {
+            let fixed = cfg(&format!("{line} {flag}"));
+            let q = sglang::plan(&spec, None, &fixed, &hw);
+            assert_eq!(q.verdict, Verdict::Fits, "{flag}: {:?}", q.problems);
+            assert!(q.kv_cache.tokens >= 8192, "{flag}: {}", q.kv_cache.tokens);
+        }
+        // one step below the suggested fraction does not hold the request
+        let below = cfg(&format!("{line} --mem-fraction-static {:.2}", f - 0.01));
+        let q = sglang::plan(&spec, None, &below, &hw);
+        assert!(q.verdict == Verdict::DoesNotFit || q.kv_cache.tokens < 8192);
+    }
+    // a context no fraction can hold gets the largest pool with the context it holds
+    let c = cfg("python -m sglang.launch_server --model-path M --tp 2 --context-length 131072");
+    let p = sglang::plan(
+        &spec,
+        None,
+        &c,
+        &gpus("NVIDIA H100 80GB HBM3", 81559 * MIB, 2),
+    );
+    let s = sglang::suggest::suggest(
+        &spec,
+        None,
+        &c,
+        &gpus("NVIDIA H100 80GB HBM3", 81559 * MIB, 2),
+        &p,
+    );
+    assert!(
+        s.iter()
+            .any(|f| f.starts_with("--mem-fraction-static ") && f.contains(" --context-length ")),
+        "{s:?}"
+    );
+}

@@ -16,6 +16,7 @@
 
 pub mod args;
 pub mod fraction;
+pub mod suggest;
 
 use crate::cmdline::{Command, EngineKind};
 use crate::hardware::{Gpu, Hardware};

@@ -441,6 +441,12 @@ fn check_engine(
             cfg.version = version.and_then(|v| vllm::version::Version::parse(v).ok());
             let r = load(&cfg.model)?;
             let mut plan = sglang::plan(&r.spec, r.weights.as_ref(), &cfg, hw);
+            let flags = sglang::suggest::suggest(&r.spec, r.weights.as_ref(), &cfg, hw, &plan);
+            if !flags.is_empty() {
+                // the flags replace the prose hint the plan gives when nothing was searched
+                plan.suggestions.retain(|s| !s.starts_with("raise --tp-size"));
+            }
+            plan.suggestions.splice(0..0, flags);
             super::extras::add(&mut plan, &cmd, &r.spec);
             if let Some(v) = version {
                 plan.notes.push(format!("--engine-version {v}: SGLang's default --mem-fraction-static is taken from that release; the rest is modelled as of v0.5.x"));
