@@ -50,10 +50,10 @@ fn era(v: Option<&str>) -> &'static str {
         .unwrap_or(vllm::Version::CURRENT);
     if v < vllm::Version::new(0, 8, 0) {
         "V0 (<0.8)"
-    } else if v < vllm::Version::new(0, 21, 0) {
-        "V1 0.8-0.20"
+    } else if v < vllm::Version::new(0, 20, 0) {
+        "V1 0.8-0.19"
     } else {
-        "V1 0.21+ (graphs charged)"
+        "V1 0.20+ (graphs charged)"
     }
 }
 
