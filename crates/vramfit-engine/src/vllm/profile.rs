@@ -120,7 +120,7 @@ pub enum Sampler {
     Sorting,
     /// no sort: the Triton top-k/top-p kernel of vLLM PR #33538 (v0.17.0 to now,
     /// `apply_top_k_top_p` from 8 rows, v1/sample/ops/topk_topp_triton.py) or FlashInfer's
-    /// `top_k_top_p_sampling_from_logits`; only whole-row tensors are the logits in the model
+    /// `top_k_top_p_sampling_from_logits` (on by default from v0.21.0, envs.py); only whole-row tensors are the logits in the model
     /// dtype, their fp32 copy (`Sampler.forward`), the softmax probabilities and the
     /// exponential noise of `random_sample` (topk_topp_sampler.py), plus the Triton kernel's
     /// cached `[min(SMs, rows), vocab]` fp32 buffer ([`SORT_FREE_BUFFER_ROWS`])
