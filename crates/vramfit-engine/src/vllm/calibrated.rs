@@ -117,7 +117,8 @@ impl Calibrated {
                 cuda_graphs: lc.uses_cuda_graphs(),
                 act_bytes: model_dtype(spec, &lc).bytes(),
                 expert_parallel: lc.enable_expert_parallel,
-                model_runner_v2: v2,
+                sampler: super::runner::sampler(spec, &lc),
+                nvls: super::runner::nccl_nvls(&lc, &gpu.name),
             },
         );
         let charged_log = lc.deducts_cuda_graphs() && !v2;

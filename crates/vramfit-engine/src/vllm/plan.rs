@@ -223,7 +223,8 @@ pub(super) fn evaluate(
                 cuda_graphs: cfg.uses_cuda_graphs(),
                 act_bytes: dtype.bytes(),
                 expert_parallel: cfg.enable_expert_parallel,
-                model_runner_v2: lean,
+                sampler: super::runner::sampler(spec, cfg),
+                nvls: super::runner::nccl_nvls(cfg, &gpu.name),
             },
         );
         // gpu_worker.py: the estimate is skipped on ROCm in the v0.21+ code read
