@@ -14,7 +14,7 @@ use super::kv::{KvLayout, LayoutInputs};
 use super::profile::{profile, Profile, ProfileInputs};
 use super::quant::model_dtype;
 use super::version::TokenReport;
-use super::weights::{exact_stage_bytes, pp_layer_ranges, predicted_stage_bytes};
+use super::weights::{pp_layer_ranges, stage_bytes};
 use crate::hardware::{Gpu, Hardware};
 use crate::plan::{DevicePlan, HostPlan, KvSummary, MemoryPlan, ModelRef, Verdict};
 use std::ops::Range;
@@ -182,10 +182,7 @@ pub(super) fn evaluate(
     let calib = super::calibrated_for(spec, weights, cfg, &first);
     let (mnbt, mns) = cfg.batch_limits(first.total_bytes, &first.name, configured);
     let dtype = model_dtype(spec, cfg);
-    let stage_weights = match weights {
-        Some(w) if !w.tensors.is_empty() => exact_stage_bytes(w, spec, cfg, &ranges),
-        _ => predicted_stage_bytes(spec, cfg, &ranges),
-    };
+    let stage_weights = stage_bytes(spec, weights, cfg, &ranges);
     let layouts: Vec<KvLayout> = ranges
         .iter()
         .map(|r| {
