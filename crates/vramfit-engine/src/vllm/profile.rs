@@ -290,7 +290,7 @@ mod tests {
         assert!((gib - 1.89).abs() < 0.1, "{gib}");
         // the sorting path charges more, and below SORT_FREE_MIN_ROWS it is what is charged
         let sorted = profile(&s, 0..n, inputs(8192, 1024, Sampler::Sorting));
-        assert!(sorted.activation_bytes > 2 * p.activation_bytes);
+        assert!(sorted.activation_bytes as f64 > 1.5 * p.activation_bytes as f64);
         let small = profile(&s, 0..n, inputs(2048, 256, Sampler::SortFree));
         let small_sorted = profile(&s, 0..n, inputs(2048, 256, Sampler::Sorting));
         assert_eq!(small.activation_bytes, small_sorted.activation_bytes);
