@@ -129,3 +129,36 @@ fn checkpoint_tensors_go_to_their_stage() {
     assert_eq!(s[0], 64_000 + 2 * (8_192 + 128));
     assert_eq!(s[1], 64_000 + 128 + 2 * (8_192 + 128));
 }
+
+/// MLA's decode-path copies by release (`weights::mla_decode_copies`): DeepSeek-R1 TP8 loads
+/// 83.88 GiB per GPU on v0.7.3 (pub-20903468563's V0 log) and 79.74 GiB on v0.11.2
+/// (rhaiis-deepseek-r1-0528): the absorbed W_Q_UK / W_UV_O (FP8) and W_QR of 0.7.x are the
+/// difference; before 0.7.1 the MHA path keeps nothing beside the checkpoint.
+#[test]
+fn mla_decode_copies_by_release() {
+    let spec = catalog_spec("deepseek-ai/DeepSeek-R1");
+    let at = |v: &str| {
+        let c = vllm::parse(
+            &Command::parse(&["vllm serve deepseek-ai/DeepSeek-R1 -tp 8"]).unwrap(),
+            Some(v),
+        )
+        .unwrap();
+        let r = pp_layer_ranges(spec.n_layer(), 1, None).unwrap();
+        (
+            vllm::weights::stage_bytes(&spec, None, &c, &r)[0] as f64 / (1u64 << 30) as f64,
+            vllm::weights::mla_decode_copies(&spec, &c, &r)[0] as f64 / (1u64 << 30) as f64,
+        )
+    };
+    let (w073, m073) = at("0.7.3");
+    let (w0112, m0112) = at("0.11.2");
+    let (w066, m066) = at("0.6.6");
+    // the logs: 83.88 - 79.74 = 4.14 GiB between the two releases
+    assert!((3.9..4.5).contains(&(w073 - w0112)), "{w073} {w0112}");
+    assert!((83.88 * 0.97..83.88 * 1.03).contains(&w073), "{w073}");
+    assert!((79.74 * 0.97..79.74 * 1.03).contains(&w0112), "{w0112}");
+    // v0.8+: only the dequantized kv_b_proj (bf16, 61 layers x 16 heads x 512 x 256 x 2 bytes)
+    assert!((m0112 - 0.238).abs() < 0.01, "{m0112}");
+    assert!(m073 > 4.0, "{m073}");
+    assert_eq!(m066, 0.0);
+    assert!(w066 < w0112);
+}

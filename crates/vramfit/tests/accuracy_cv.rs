@@ -1,8 +1,9 @@
 //! Cross-validated accuracy of the vLLM model: every constant fitted on logs
 //! (`vramfit_engine::vllm::profile::Constants`: sampler bytes per logit, non-torch memory, the
-//! two CUDA-graph factors) is judged on logs it was not fitted on. For each real vLLM case of
-//! fixtures/dev_cases.jsonl, fixtures/dev_cases_h2.jsonl, fixtures/vllm_public_logs.jsonl and
-//! fixtures/vllm_heldapart_logs.jsonl (held apart in session 5, scored once, then joined) the
+//! two CUDA-graph factors, NCCL's NVLS buffers) is judged on logs it was not fitted on. For
+//! each real vLLM case of fixtures/dev_cases.jsonl, fixtures/dev_cases_h2.jsonl,
+//! fixtures/vllm_public_logs.jsonl and fixtures/vllm_heldapart_logs.jsonl (held apart in
+//! session 5, scored once, then joined) the
 //! constants are refitted on all the other cases (a grid, scored by the tolerance classes
 //! below) and the left-out case is predicted with them: leave-one-log-out, printed per component
 //! and era beside the in-sample error of the constants in force.
@@ -11,7 +12,7 @@
 //!
 //! `VRAMFIT_CV_VERBOSE=1` adds one line per case (predicted components, signed errors);
 //! `VRAMFIT_CV_V1_ONLY=1` runs every vLLM start on the V1 runner (the model before
-//! `vllm::runner`), for a before/after on the same logs. The test fails below 85 % of the vLLM
+//! `vllm::runner`), for a before/after on the same logs. The test fails below 89 % of the vLLM
 //! comparisons within tolerance (leave-one-out). SGLang's logs have their own harness
 //! (accuracy_cv_sglang.rs).
 //!
@@ -49,10 +50,10 @@ fn era(v: Option<&str>) -> &'static str {
         .unwrap_or(vllm::Version::CURRENT);
     if v < vllm::Version::new(0, 8, 0) {
         "V0 (<0.8)"
-    } else if v < vllm::Version::new(0, 21, 0) {
-        "V1 0.8-0.20"
+    } else if v < vllm::Version::new(0, 20, 0) {
+        "V1 0.8-0.19"
     } else {
-        "V1 0.21+ (graphs charged)"
+        "V1 0.20+ (graphs charged)"
     }
 }
 
@@ -188,12 +189,15 @@ fn grid() -> Vec<Constants> {
         for n in [128u64, 256, 384, 512] {
             for h in [1.0, 2.0, 3.0] {
                 for m in [0.4, 0.8, 1.2] {
-                    g.push(Constants {
-                        sampler_bytes_per_elem: s,
-                        non_torch_bytes: n << 20,
-                        graph_hidden_factor: h,
-                        graph_moe_factor: m,
-                    });
+                    for v in [0u64, 1536, 1920, 2304] {
+                        g.push(Constants {
+                            sampler_bytes_per_elem: s,
+                            non_torch_bytes: n << 20,
+                            graph_hidden_factor: h,
+                            graph_moe_factor: m,
+                            nvls_non_torch_bytes: v << 20,
+                        });
+                    }
                 }
             }
         }
@@ -311,10 +315,10 @@ fn leave_one_log_out() {
         all_cv.0,
         all_cv.1
     );
-    // below the bar reached (320/363 = 88 % leave-one-out), with room
-    // for logs still being gathered; raise them as the model improves
+    // below the bar reached (482/524 = 92.0 % leave-one-out on 117 starts, session 6), with
+    // room for logs still being gathered; raise it as the model improves
     assert!(
-        all_cv.0 * 100 >= all_cv.1 * 85,
+        all_cv.0 * 100 >= all_cv.1 * 89,
         "LOO {}/{}",
         all_cv.0,
         all_cv.1

@@ -395,7 +395,8 @@ pub fn plan(
                 cuda_graphs: false,
                 act_bytes: model_dtype_bytes(spec, cfg),
                 expert_parallel: false,
-                model_runner_v2: false,
+                sampler: vllm::profile::Sampler::Sorting,
+                nvls: false,
             },
         )
     };

@@ -67,6 +67,9 @@ pub struct VllmConfig {
     pub use_v2_model_runner: Option<bool>,
     /// `VLLM_USE_V1` (None: the release's default, [`VllmConfig::runs_v0`])
     pub use_v1: Option<bool>,
+    /// `NCCL_NVLS_ENABLE=0` or `NCCL_CUMEM_ENABLE=0` in the command: NCCL takes no NVLS buffers
+    /// (vllm::runner::nccl_nvls)
+    pub nvls_disabled: bool,
     /// the GPU's compute capability, set by the plan (kernel-dependent weight layouts: MXFP4
     /// experts padded for Marlin); None when unknown
     pub compute_capability: Option<f64>,
@@ -351,6 +354,9 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
         ),
         use_v2_model_runner,
         use_v1,
+        nvls_disabled: ["NCCL_NVLS_ENABLE", "NCCL_CUMEM_ENABLE"]
+            .iter()
+            .any(|n| env(n).map(str::trim) == Some("0")),
         compute_capability: None,
         unknown_flags,
         notes,

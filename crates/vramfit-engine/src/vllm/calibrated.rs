@@ -15,7 +15,7 @@
 use super::args::{MaxModelLen, VllmConfig};
 use super::profile::{profile, Profile, ProfileInputs};
 use super::quant::model_dtype;
-use super::weights::{exact_stage_bytes, pp_layer_ranges, predicted_stage_bytes};
+use super::weights::{pp_layer_ranges, stage_bytes};
 use crate::calibrate::Calibration;
 use crate::hardware::Gpu;
 use vramfit_model::{ModelSpec, WeightSet};
@@ -84,10 +84,7 @@ impl Calibrated {
         let n_layer = spec.n_layer();
         let ranges = pp_layer_ranges(n_layer, lc.pipeline_parallel_size, None)
             .unwrap_or_else(|_| std::iter::once(0..n_layer).collect());
-        let pred_w = match weights {
-            Some(w) if !w.tensors.is_empty() => exact_stage_bytes(w, spec, &lc, &ranges),
-            _ => predicted_stage_bytes(spec, &lc, &ranges),
-        };
+        let pred_w = stage_bytes(spec, weights, &lc, &ranges);
         let pred_w_max = pred_w.iter().copied().max().unwrap_or(0);
         let m = &cal.measured;
         let weight_factor = m
@@ -120,7 +117,8 @@ impl Calibrated {
                 cuda_graphs: lc.uses_cuda_graphs(),
                 act_bytes: model_dtype(spec, &lc).bytes(),
                 expert_parallel: lc.enable_expert_parallel,
-                model_runner_v2: v2,
+                sampler: super::runner::sampler(spec, &lc),
+                nvls: super::runner::nccl_nvls(&lc, &gpu.name),
             },
         );
         let charged_log = lc.deducts_cuda_graphs() && !v2;

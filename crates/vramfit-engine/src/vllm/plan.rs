@@ -4,7 +4,7 @@
 //! The start-up sequence mirrored here (vllm/v1/worker/gpu_worker.py, kv_cache_utils.py):
 //! 1. `init_device`: requested = total × gpu_memory_utilization; fail if free < requested.
 //! 2. `determine_available_memory`: available KV = requested − weights − activation peak −
-//!    non-torch (− the CUDA-graph estimate from v0.21); `--kv-cache-memory-bytes` replaces it.
+//!    non-torch (− the CUDA-graph estimate from v0.20); `--kv-cache-memory-bytes` replaces it.
 //! 3. `_check_enough_kv_cache_memory`: fail if available ≤ 0, or if one request of
 //!    max_model_len needs more (then vLLM prints its estimated maximum model length).
 //! 4. num_blocks = available // page // group_size, the minimum over workers.
@@ -14,7 +14,7 @@ use super::kv::{KvLayout, LayoutInputs};
 use super::profile::{profile, Profile, ProfileInputs};
 use super::quant::model_dtype;
 use super::version::TokenReport;
-use super::weights::{exact_stage_bytes, pp_layer_ranges, predicted_stage_bytes};
+use super::weights::{pp_layer_ranges, stage_bytes};
 use crate::hardware::{Gpu, Hardware};
 use crate::plan::{DevicePlan, HostPlan, KvSummary, MemoryPlan, ModelRef, Verdict};
 use std::ops::Range;
@@ -182,10 +182,7 @@ pub(super) fn evaluate(
     let calib = super::calibrated_for(spec, weights, cfg, &first);
     let (mnbt, mns) = cfg.batch_limits(first.total_bytes, &first.name, configured);
     let dtype = model_dtype(spec, cfg);
-    let stage_weights = match weights {
-        Some(w) if !w.tensors.is_empty() => exact_stage_bytes(w, spec, cfg, &ranges),
-        _ => predicted_stage_bytes(spec, cfg, &ranges),
-    };
+    let stage_weights = stage_bytes(spec, weights, cfg, &ranges);
     let layouts: Vec<KvLayout> = ranges
         .iter()
         .map(|r| {
@@ -226,7 +223,8 @@ pub(super) fn evaluate(
                 cuda_graphs: cfg.uses_cuda_graphs(),
                 act_bytes: dtype.bytes(),
                 expert_parallel: cfg.enable_expert_parallel,
-                model_runner_v2: lean,
+                sampler: super::runner::sampler(spec, cfg),
+                nvls: super::runner::nccl_nvls(cfg, &gpu.name),
             },
         );
         // gpu_worker.py: the estimate is skipped on ROCm in the v0.21+ code read
@@ -369,7 +367,7 @@ pub(super) fn evaluate(
             let used = w.requested + w.profile.cuda_graph_bytes;
             if used > w.gpu.free_bytes {
                 problems.push(format!(
-                    "GPU {i}: CUDA graphs ({}) are captured on top of the {} budget (before v0.21, or under Model Runner V2) and exceed free memory: expect an OOM during graph capture",
+                    "GPU {i}: CUDA graphs ({}) are captured on top of the {} budget (before v0.20, or under Model Runner V2) and exceed free memory: expect an OOM during graph capture",
                     fmt_bytes(w.profile.cuda_graph_bytes),
                     fmt_bytes(w.requested)
                 ));

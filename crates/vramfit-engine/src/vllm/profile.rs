@@ -24,6 +24,17 @@ pub const SAMPLER_BYTES_PER_ELEM: u64 = 40;
 /// 003, TP8) and 0.13 (vllm-log-022, TP4), so no per-TP term.
 pub const NON_TORCH_BYTES: u64 = 256 * MIB;
 
+/// Non-torch memory NCCL adds on each GPU of a tensor-parallel group that all-reduces through
+/// NVLink SHARP (NVLS: Hopper or Blackwell GPUs on an NVSwitch, NCCL ≥ 2.17 with cuMem). vLLM
+/// disabled it until v0.10.1 by exporting `NCCL_CUMEM_ENABLE=0` (vllm/env_override.py, "This may
+/// increase memory overhead with cudagraph+allreduce", NVIDIA/nccl#1234); v0.10.2 dropped the
+/// override, so NCCL's default applies and the buffers are allocated at the first collective,
+/// inside the profile run. Fitted on llm-d-planner PR #205's v0.19.0 H100 sweep, where TP 2 and
+/// TP 4 starts print 2.07–2.21 GiB of non-torch memory against 0.25–0.27 GiB at TP 1 (mean
+/// difference 1.87 GiB; Llama-3.3-70B TP2/TP4, Mixtral-8x7B, Qwen2.5-72B, gpt-oss-20b TP2,
+/// Llama-4-Scout TP4): written after seeing those logs.
+pub const NVLS_NON_TORCH_BYTES: u64 = 1920 * MIB;
+
 /// CUDA-graph pool per layer and captured token, as multiples of the layer's per-token buffers:
 /// the hidden state (`hidden × 2` bytes) and, for MoE layers, the fused-MoE caches
 /// (`top_k × (3·n_ff_exp/tp + hidden) × 2` bytes). Calibrated on the graph pools the logs print at
@@ -40,6 +51,7 @@ pub struct Constants {
     pub non_torch_bytes: u64,
     pub graph_hidden_factor: f64,
     pub graph_moe_factor: f64,
+    pub nvls_non_torch_bytes: u64,
 }
 
 impl Constants {
@@ -49,6 +61,7 @@ impl Constants {
         non_torch_bytes: NON_TORCH_BYTES,
         graph_hidden_factor: GRAPH_HIDDEN_FACTOR,
         graph_moe_factor: GRAPH_MOE_FACTOR,
+        nvls_non_torch_bytes: NVLS_NON_TORCH_BYTES,
     };
 }
 
@@ -91,10 +104,51 @@ pub struct ProfileInputs {
     /// `--enable-expert-parallel`: experts are whole on each rank, so the fused-MoE buffers hold
     /// the full intermediate size (FusedMoEParallelConfig: the MoE's tp_size becomes 1 under EP)
     pub expert_parallel: bool,
+    /// which sampler the profile's dummy sampling run goes through ([`super::runner::sampler`])
+    pub sampler: Sampler,
+    /// the tensor-parallel all-reduce goes through NCCL's NVLS buffers ([`NVLS_NON_TORCH_BYTES`],
+    /// [`super::runner::nccl_nvls`])
+    pub nvls: bool,
+}
+
+/// The sampler path of the profile's dummy sampling run (`_dummy_sampler_run`: every row with
+/// temperature 0.5, top-p 0.9 and top-k vocab − 1, vllm/v1/worker/gpu_model_runner.py).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampler {
+    /// PyTorch top-k/top-p: sort the fp32 logits (values + int64 indices), softmax and cumsum
+    /// on the sorted copy, scatter back ([`SAMPLER_BYTES_PER_ELEM`], fitted)
+    Sorting,
+    /// no sort: the Triton top-k/top-p kernel of vLLM PR #33538 (v0.17.0 to now,
+    /// `apply_top_k_top_p` from 8 rows, v1/sample/ops/topk_topp_triton.py) or FlashInfer's
+    /// `top_k_top_p_sampling_from_logits` (on by default from v0.21.0, envs.py); only whole-row tensors are the logits in the model
+    /// dtype, their fp32 copy (`Sampler.forward`), the softmax probabilities and the
+    /// exponential noise of `random_sample` (topk_topp_sampler.py), plus the Triton kernel's
+    /// cached `[min(SMs, rows), vocab]` fp32 buffer ([`SORT_FREE_BUFFER_ROWS`])
+    SortFree,
     /// Model Runner V2's lean profile ([`super::runner::lean_profile`]): it samples without
     /// sampling parameters, so only the LM head's logits are allocated
-    pub model_runner_v2: bool,
+    LogitsOnly,
 }
+
+/// The smallest sampler batch that is charged the sort-free bytes. Read from the source, the
+/// Triton path is taken from 8 rows; measured, it holds on every start that profiles more than
+/// 256 rows (llm-d-planner PR #205's v0.19.0 H100 sweep at 1024 rows: torch peaks within 0.1 GiB
+/// of the sort-free tensors; an RTX PRO 6000 at v0.23.0, 1024 rows), while three starts at 256
+/// rows (the default below 70 GiB) of v0.18.0–v0.23.0 — an A10G pair at v0.22.0, an RTX 5070 Ti
+/// (WSL2) at v0.23.0, an RTX 5080 at an approximate v0.18.0 — still measure what
+/// [`SAMPLER_BYTES_PER_ELEM`] charges (0.7–1.2 GiB more than the sort-free tensors); other
+/// 256-row starts fit either (an A100 40GB at v0.19.1, a V100 at v0.18.0, 4x L40S at v0.24.0).
+/// What costs those three that memory was not found in the sources read (the sampler path is
+/// the same at both sizes; their GPU totals are estimated), so this boundary is fitted, not read:
+/// written after seeing those logs (charging the sort-free bytes from 8 rows: leave-one-out
+/// 447/524 comparisons instead of 469).
+pub const SORT_FREE_MIN_ROWS: u64 = 257;
+
+/// Rows of the Triton top-k/top-p kernel's cached buffer: `min(next_power_of_2(programs),
+/// num_SMs)` with programs = `min(num_SMs, rows)` (topk_topp_triton.py,
+/// `apply_top_k_top_p_triton`); the SM count is not in the GPU catalog, so an H100's 132 is
+/// taken for every card (108 on an A100, 142 on an L40S: within a few MiB on 128k vocabularies).
+pub const SORT_FREE_BUFFER_ROWS: u64 = 132;
 
 /// The activation peak, non-torch memory and CUDA-graph pool of one pipeline stage.
 pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profile {
@@ -154,18 +208,26 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
         layer_peak = layer_peak.max(attn.max(ffn));
     }
     let forward = residual + layer_peak;
-    let sampler = if p.is_last_stage && p.model_runner_v2 {
+    let num_reqs = t.min(p.max_num_seqs);
+    let elems = num_reqs * spec.n_vocab;
+    // the sampled rows of hidden state stay alive; logits are [num_reqs, vocab]
+    let sampler = match p.sampler {
+        _ if !p.is_last_stage => 0,
         // `[num_reqs, vocab]` logits in the model dtype, nothing else (runner.rs)
-        let num_reqs = t.min(p.max_num_seqs);
-        residual / 2 + num_reqs * spec.n_vocab * b
-    } else if p.is_last_stage {
-        let num_reqs = t.min(p.max_num_seqs);
-        // the sampled rows of hidden state stay alive; logits are [num_reqs, vocab]
-        residual / 2 + (num_reqs as f64 * spec.n_vocab as f64 * c.sampler_bytes_per_elem) as u64
-    } else {
-        0
+        Sampler::LogitsOnly => residual / 2 + elems * b,
+        // `apply_top_k_top_p` sorts below 8 rows (the Triton path's gate, v0.17.0 to now);
+        // batches up to SORT_FREE_MIN_ROWS keep the fitted constant (see there)
+        Sampler::SortFree if num_reqs >= SORT_FREE_MIN_ROWS => {
+            // an fp32 model's logits are not copied by `.to(torch.float32)`
+            let upcast = if b == 4 { 0 } else { 4 };
+            let buffer = num_reqs.min(SORT_FREE_BUFFER_ROWS) * spec.n_vocab * 4;
+            residual / 2 + elems * (b + upcast + 4 + 4) + buffer
+        }
+        Sampler::SortFree | Sampler::Sorting => {
+            residual / 2 + (elems as f64 * c.sampler_bytes_per_elem) as u64
+        }
     };
-    let non_torch = c.non_torch_bytes;
+    let non_torch = c.non_torch_bytes + if p.nvls { c.nvls_non_torch_bytes } else { 0 };
     let cuda_graph_bytes = if p.cuda_graphs {
         // capture sizes [1, 2, 4, 8, 16, ...] up to min(2·max_num_seqs, 512)
         // (vllm/config/compilation.py default max_cudagraph_capture_size)
@@ -191,5 +253,64 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
         activation_bytes: forward.max(sampler),
         non_torch_bytes: non_torch,
         cuda_graph_bytes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(id: &str) -> ModelSpec {
+        let m = vramfit_model::catalog::find_model(id).unwrap();
+        vramfit_model::hf_config::spec_from_config(&m.id, &m.config).unwrap()
+    }
+
+    fn inputs(tokens: u64, seqs: u64, sampler: Sampler) -> ProfileInputs {
+        ProfileInputs {
+            max_num_batched_tokens: tokens,
+            max_num_seqs: seqs,
+            tp: 1,
+            is_last_stage: true,
+            cuda_graphs: false,
+            act_bytes: 2,
+            expert_parallel: false,
+            sampler,
+            nvls: false,
+        }
+    }
+
+    #[test]
+    fn sort_free_peak_is_the_measured_torch_peak() {
+        // llm-d-planner PR #205, vLLM 0.19.0 on an H100, Llama-3.1-8B-Instruct bf16 with the
+        // H100 defaults (8192 tokens, 1024 sequences): "torch peak memory increase: 1.89GiB"
+        let s = spec("meta-llama/Llama-3.1-8B-Instruct");
+        let n = s.layers.len() as u64;
+        let p = profile(&s, 0..n, inputs(8192, 1024, Sampler::SortFree));
+        let gib = p.activation_bytes as f64 / (1u64 << 30) as f64;
+        assert!((gib - 1.89).abs() < 0.1, "{gib}");
+        // the sorting path charges more, and below SORT_FREE_MIN_ROWS it is what is charged
+        let sorted = profile(&s, 0..n, inputs(8192, 1024, Sampler::Sorting));
+        assert!(sorted.activation_bytes as f64 > 1.5 * p.activation_bytes as f64);
+        let small = profile(&s, 0..n, inputs(2048, 256, Sampler::SortFree));
+        let small_sorted = profile(&s, 0..n, inputs(2048, 256, Sampler::Sorting));
+        assert_eq!(small.activation_bytes, small_sorted.activation_bytes);
+        // Model Runner V2's lean profile allocates only the logits
+        let lean = profile(&s, 0..n, inputs(8192, 1024, Sampler::LogitsOnly));
+        assert!(lean.activation_bytes < p.activation_bytes);
+    }
+
+    #[test]
+    fn nvls_buffers_are_non_torch() {
+        let s = spec("meta-llama/Llama-3.1-8B-Instruct");
+        let n = s.layers.len() as u64;
+        let mut i = inputs(8192, 1024, Sampler::SortFree);
+        let plain = profile(&s, 0..n, i);
+        i.nvls = true;
+        let nvls = profile(&s, 0..n, i);
+        assert_eq!(
+            nvls.non_torch_bytes - plain.non_torch_bytes,
+            NVLS_NON_TORCH_BYTES
+        );
+        assert_eq!(nvls.activation_bytes, plain.activation_bytes);
     }
 }

@@ -25,6 +25,7 @@
 //!   that the available KV does not subtract; a v0.27.1 log prints the pool without one).
 
 use super::args::VllmConfig;
+use super::profile::Sampler;
 use super::Version;
 use vramfit_model::{AttentionKind, ModelSpec};
 
@@ -94,6 +95,40 @@ pub fn runner(spec: &ModelSpec, cfg: &VllmConfig) -> Runner {
     }
 }
 
+/// The sampler path of the start-up profile's dummy sampling run, by runner and release.
+pub fn sampler(spec: &ModelSpec, cfg: &VllmConfig) -> Sampler {
+    if cfg.runs_v0() {
+        return Sampler::Sorting;
+    }
+    match runner(spec, cfg) {
+        Runner::V2 if lean_profile(cfg.version) => Sampler::LogitsOnly,
+        Runner::V2 => Sampler::Sorting,
+        // the Triton top-k/top-p kernels (PR #33538) arrive in v0.17.0: absent from v0.16.0's
+        // v1/sample/ops/topk_topp_sampler.py, used from 8 rows in v0.17.0's
+        Runner::V1 if cfg.version >= Version::new(0, 17, 0) => Sampler::SortFree,
+        Runner::V1 => Sampler::Sorting,
+    }
+}
+
+/// Whether NCCL all-reduces this start's tensor-parallel group through NVLink SHARP, whose
+/// buffers profiling counts as non-torch memory ([`super::profile::NVLS_NON_TORCH_BYTES`]): TP > 1
+/// from v0.10.2 (vLLM stopped exporting `NCCL_CUMEM_ENABLE=0`, vllm/env_override.py) on GPUs that
+/// sit on an NVSwitch with NVLS (H100/H200/H20 SXM, B200/B300/GB200/GB300; not the PCIe or NVL
+/// cards, whose NVLink is a bridge between pairs), unless the command sets `NCCL_NVLS_ENABLE=0`
+/// or `NCCL_CUMEM_ENABLE=0`.
+pub fn nccl_nvls(cfg: &VllmConfig, gpu_name: &str) -> bool {
+    if cfg.tensor_parallel_size < 2 || cfg.version < Version::new(0, 10, 2) || cfg.nvls_disabled {
+        return false;
+    }
+    let n = gpu_name.to_ascii_lowercase();
+    let switched = [
+        "h100", "h200", "h20", "h800", "b200", "b300", "gb200", "gb300",
+    ]
+    .iter()
+    .any(|m| n.contains(m));
+    switched && !n.contains("pcie") && !n.contains("nvl")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,5 +163,33 @@ mod tests {
         assert!(!lean_profile(Version::new(0, 24, 0)));
         assert!(lean_profile(Version::new(0, 27, 1)));
         assert!(!lean_profile(Version::new(0, 28, 0)));
+    }
+
+    #[test]
+    fn sampler_by_release() {
+        // Qwen2 is not on V2's early lists: the V1 runner until v0.25.1
+        let qwen2 = spec("Qwen2ForCausalLM");
+        let argv = ["vllm", "serve", "m"];
+        assert_eq!(sampler(&qwen2, &cfg(&argv, "0.16.0")), Sampler::Sorting);
+        assert_eq!(sampler(&qwen2, &cfg(&argv, "0.17.0")), Sampler::SortFree);
+        assert_eq!(sampler(&qwen2, &cfg(&argv, "0.19.0")), Sampler::SortFree);
+        assert_eq!(sampler(&qwen2, &cfg(&argv, "0.7.3")), Sampler::Sorting);
+        let qwen3 = spec("Qwen3ForCausalLM");
+        assert_eq!(sampler(&qwen3, &cfg(&argv, "0.22.1")), Sampler::LogitsOnly);
+    }
+
+    #[test]
+    fn nvls_on_switched_hopper_from_0_10_2() {
+        let tp2 = ["vllm", "serve", "m", "--tensor-parallel-size", "2"];
+        let h100 = "NVIDIA H100 80GB HBM3";
+        assert!(nccl_nvls(&cfg(&tp2, "0.19.0"), h100));
+        assert!(nccl_nvls(&cfg(&tp2, "0.10.2"), "NVIDIA H200"));
+        assert!(!nccl_nvls(&cfg(&tp2, "0.10.1"), h100));
+        assert!(!nccl_nvls(&cfg(&tp2, "0.19.0"), "NVIDIA H100 PCIe"));
+        assert!(!nccl_nvls(&cfg(&tp2, "0.19.0"), "NVIDIA H100 NVL"));
+        assert!(!nccl_nvls(&cfg(&tp2, "0.19.0"), "NVIDIA L40S"));
+        assert!(!nccl_nvls(&cfg(&["vllm", "serve", "m"], "0.19.0"), h100));
+        let off = ["NCCL_NVLS_ENABLE=0", "vllm", "serve", "m", "-tp", "4"];
+        assert!(!nccl_nvls(&cfg(&off, "0.19.0"), h100));
     }
 }
