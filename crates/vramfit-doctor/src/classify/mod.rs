@@ -17,7 +17,7 @@ mod vllm;
 
 use serde::Serialize;
 
-use crate::events::{read_events, Located, LogEvent, Phase};
+use crate::events::{read_events, Located, LogEvent, NotOomKind, Phase};
 use crate::fixes::{vet, Fix, FixEngine, LogOnly};
 use crate::settings::{detect_engine, read_settings, EchoedSettings, Engine};
 pub use basis::Basis;
@@ -258,6 +258,8 @@ fn tier(e: &LogEvent) -> u8 {
     match e {
         // a lookalike that explains the OOM text outranks every OOM line it explains
         LogEvent::NotOom(k) if k.explains_oom() => 3,
+        // /dev/shm is host RAM: a failure of its own, not a lookalike
+        LogEvent::NotOom(NotOomKind::SharedMemory) => 2,
         LogEvent::NotOom(_) | LogEvent::OomDescribed | LogEvent::Described(_) => 0,
         e if e.is_generic() => 1,
         _ => 2,
@@ -520,6 +522,7 @@ fn rule(ctx: &Context) -> Finding {
         LogEvent::HostAllocFailed { .. }
         | LogEvent::HostKilled(_)
         | LogEvent::OllamaSystemMemory { .. } => engines::host(ctx),
+        LogEvent::NotOom(NotOomKind::SharedMemory) => engines::shared_memory(),
         LogEvent::NotOom(k) => engines::not_oom(*k),
         LogEvent::FragmentationDescribed {
             reserved_unallocated,

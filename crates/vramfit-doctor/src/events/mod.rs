@@ -113,6 +113,8 @@ pub enum NotOomKind {
     IllegalMemoryAccess,
     Nccl,
     StreamCapture,
+    /// the host's shared memory (/dev/shm, a tmpfs in host RAM) is full or capped: a
+    /// container's default 64 MB shm, NCCL's per-rank segments (classified as host memory)
     SharedMemory,
     DeviceAssert,
     /// vLLM's profiling assertion when free memory did not change (vLLM PR #33358)

@@ -81,7 +81,7 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 11]> = LazyLock::new(|| {
         ),
         (
             re(
-                r"/dev/shm.*No space left on device|No space left on device.*/dev/shm|insufficient shared memory|Unexpected bus error",
+                r"/dev/shm.*No space left on device|No space left on device.*/dev/shm|insufficient shared memory|Unexpected bus error|Error while creating shared memory segment",
             ),
             NotOomKind::SharedMemory,
         ),
