@@ -46,10 +46,12 @@ static LOADING: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)\b(?:when|while|during)\s+(?:offloading|loading)\b|\bduring (?:model|weight) load")
 });
 
-/// CUDA-graph capture named as when it failed (or what caused it).
+/// CUDA-graph capture named as when it failed (or what caused it): "during CUDA graph capture",
+/// "when capturing graph", "OOM ... with cudagraph" (graphs hold static input/output buffers
+/// and a private pool that eager mode frees; torch/cuda/graphs.py make_graphed_callables).
 static CAPTURE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?cuda[- ]?graphs?|\b(?:during|in|at) (?:the )?(?:cuda[- ]?)?graph[- ]captur",
+        r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?(?:cuda[- ]?)?graphs?\b|\b(?:during|in|at) (?:the )?(?:cuda[- ]?)?graph[- ]captur|\b(?:with|pairing with|paring with|when using|enabling) (?:the )?cuda[- ]?graphs?\b",
     )
 });
 

@@ -120,6 +120,10 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("torch.cuda.graph(", Phase::CudaGraphCapture),
     ("in _capture_cudagraphs", Phase::CudaGraphCapture),
     ("in capture_one_batch_size", Phase::CudaGraphCapture),
+    // torch/cuda/graphs.py make_graphed_callables (TransformerEngine's graph.py has its own of
+    // the same name), Megatron-LM core/transformer/cuda_graphs.py create_cudagraphs
+    ("in make_graphed_callables", Phase::CudaGraphCapture),
+    ("create_cudagraphs", Phase::CudaGraphCapture),
     ("Graph capturing finished", Phase::Serving),
     ("in _dummy_sampler_run", Phase::SamplerWarmup),
     ("in profile_run", Phase::Profiling),
