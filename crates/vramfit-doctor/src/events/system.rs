@@ -127,7 +127,7 @@ static NARRATIVE_OOM: LazyLock<Regex> = LazyLock::new(|| {
     re(r"\bOOM(?:s|ed|ing)?\b|\boom(?:s|ed|ing)?(?:[^-_\w]|$)|\bout-of-memory\b|`(?:torch\.)?(?:cuda\.)?OutOfMemoryError`")
 });
 static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)(?:SIZE\s+)?reserved[- ]but[- ]unallocated|\bfragment(?:s|ed|ation)\b")
+    re(r"(?i)(?:SIZE\s+)?reserved[- ](?:but[- ])?unallocated|\bfragment(?:s|ed|ation)\b")
 });
 
 /// Words at least one of which every message read here contains (one pass decides whether the
