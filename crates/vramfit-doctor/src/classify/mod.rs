@@ -302,6 +302,7 @@ fn engine_of(detected: Engine, events: &[Located]) -> Engine {
             | VllmFreeBelowDesired { .. }
             | VllmProfilingFreeGrew { .. }
             | VllmSamplerWarmupOom { .. }
+            | VllmSeqsOverStateBlocks { .. }
             | VllmCudaGraphOomHint
             | VllmBudget { .. }
             | VllmBreakdown { .. }

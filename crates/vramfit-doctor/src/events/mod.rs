@@ -220,6 +220,8 @@ pub enum LogEvent {
     },
     /// vLLM V1: OOM in the sampler warm-up with max_num_seqs dummy requests
     VllmSamplerWarmupOom { num_requests: u64 },
+    /// vLLM (hybrid models): `max_num_seqs (N) exceeds available Mamba cache blocks (M)`
+    VllmSeqsOverStateBlocks { seqs: u64, blocks: u64 },
     /// vLLM's hint printed on an OOM during CUDA-graph capture
     VllmCudaGraphOomHint,
     /// vLLM: total × utilization = budget
@@ -502,6 +504,7 @@ const KEYWORDS: &[&str] = &[
     "compiled with",
     "compiled without",
     "resource_exhausted",
+    "max_num_seqs",
 ];
 
 static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

@@ -52,6 +52,11 @@ static PROFILING_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 static SAMPLER: LazyLock<Regex> = LazyLock::new(|| {
     re(r"out of memory occurred when warming up sampler with (\d+) dummy requests")
 });
+// vllm/config/compilation.py (hybrid Mamba/linear-attention models, V1): each decode sequence
+// holds one state block, so max_num_seqs must not exceed the blocks the budget gave
+static STATE_BLOCKS: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"max_num_seqs \((\d+)\) exceeds available Mamba cache blocks \((\d+)\)")
+});
 // vllm/worker/worker.py (V0) budget lines
 static BUDGET_V0: LazyLock<Regex> = LazyLock::new(|| {
     re(r"total_gpu_memory \(([\d.]+) ?GiB\) x gpu_memory_utilization \(([\d.]+)\)")
@@ -312,6 +317,7 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         "prefill tokens",
         "total tokens",
         "If this problem",
+        "Mamba cache blocks",
     ];
     if !NEEDS.iter().any(|w| line.contains(w)) {
         return;
@@ -324,6 +330,11 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     if let Some(c) = SAMPLER.captures(&sampler_w) {
         if let Some(n) = num(&c[1]) {
             out.push(LogEvent::VllmSamplerWarmupOom { num_requests: n });
+        }
+    }
+    if let Some(c) = STATE_BLOCKS.captures(line) {
+        if let (Some(seqs), Some(blocks)) = (num(&c[1]), num(&c[2])) {
+            out.push(LogEvent::VllmSeqsOverStateBlocks { seqs, blocks });
         }
     }
     if line.contains("If this problem persists, try setting") {
