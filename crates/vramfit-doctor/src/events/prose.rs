@@ -29,7 +29,7 @@ static FAILURE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
 /// prefill_step_size pieces but attention still spans the prompt).
 static PREFILL: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:during|in|at|on|the|long[- ]context|long[- ]prompt)\s+(?:the\s+)?prefill|\bprefill(?:ing)?\s+(?:dies|died|fails?|failed|OOMs?|crash)",
+        r"(?i)\b(?:during|in|at|on|for|the|long[- ]context|long[- ]prompt)\s+(?:the\s+|an?\s+)?(?:[\w+.~-]+\s+){0,3}prefill\b|\b(?:context|prompt|token|single[- ]pass)[- ]prefill\b|\bprefill(?:ing)?\s+(?:dies|died|fails?|failed|OOMs?|crash)",
     )
 });
 
