@@ -126,6 +126,7 @@ impl Stack {
             | LlamaWeightsAllocFailed { .. }
             | LlamaKvAllocFailed
             | LlamaComputeAllocFailed
+            | LlamaContextFailed
             | LlamaKvCellsFull
             | OllamaLayoutFailed { .. } => Stack::Ggml,
             HostAllocFailed { .. } | HostKilled(_) | OllamaSystemMemory { .. } => Stack::Host,

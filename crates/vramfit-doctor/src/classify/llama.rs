@@ -109,6 +109,14 @@ fn llama_inner(ctx: &Context) -> Finding {
             buffer(BufferKind::Model),
             &on,
         ),
+        // the context is the KV cache (sized by n_ctx, the larger part at long contexts) and
+        // the compute buffers (sized by the micro-batch); with neither named, the KV cache
+        LogEvent::LlamaContextFailed => {
+            let mut f = llama_kv(ctx, None, free, buffer(BufferKind::Model), &on);
+            f.confidence = 0.6;
+            f.summary = format!("llama.cpp could not create its context{}: the KV cache it sizes for the context (with the compute buffers) did not fit next to the weights.", ctx.settings.n_ctx.map_or(String::new(), |n| format!(" for n_ctx {n}")));
+            f.fact("context creation failed; no line names the buffer")
+        }
         LogEvent::LlamaComputeAllocFailed => {
             let f = Finding::new(Cause::ActivationPeak, 0.8, format!("llama.cpp could not allocate its compute buffer{on}{size} (the graph's activations for one micro-batch), after weights and KV took their share."));
             llama_compute_fixes(ctx, f)

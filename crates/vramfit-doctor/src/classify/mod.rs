@@ -318,6 +318,7 @@ fn engine_of(detected: Engine, events: &[Located]) -> Engine {
             | LlamaWeightsAllocFailed { .. }
             | LlamaKvAllocFailed
             | LlamaComputeAllocFailed
+            | LlamaContextFailed
             | LlamaBuffer { .. }
             | LlamaDeviceFree { .. }
             | LlamaOffloaded { .. }
@@ -531,7 +532,8 @@ fn rule(ctx: &Context) -> Finding {
         LogEvent::GgmlAllocFailed { .. }
         | LogEvent::LlamaWeightsAllocFailed { .. }
         | LogEvent::LlamaKvAllocFailed
-        | LogEvent::LlamaComputeAllocFailed => llama::llama(ctx),
+        | LogEvent::LlamaComputeAllocFailed
+        | LogEvent::LlamaContextFailed => llama::llama(ctx),
         LogEvent::WeightsTooLarge => engines::weights(
             ctx,
             "The engine reports that the model's weights do not fit in the GPU memory it may use."

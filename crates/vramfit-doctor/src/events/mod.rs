@@ -279,6 +279,8 @@ pub enum LogEvent {
     LlamaKvAllocFailed,
     /// llama.cpp: compute buffers could not be allocated
     LlamaComputeAllocFailed,
+    /// llama.cpp (or a binding): the context could not be created, which buffer not said
+    LlamaContextFailed,
     /// llama.cpp: `<device> model|KV|compute buffer size = X MiB`
     LlamaBuffer {
         kind: BufferKind,
@@ -357,6 +359,7 @@ impl LogEvent {
             | DeviceOom { .. }
             | TurbomindOom
             | FragmentationDescribed { .. }
+            | LlamaContextFailed
             | GgmlAllocFailed { .. } => true,
             HostKilled(k) => matches!(
                 k,
@@ -505,6 +508,10 @@ const KEYWORDS: &[&str] = &[
     "compiled without",
     "resource_exhausted",
     "max_num_seqs",
+    "create context",
+    "create llama_context",
+    "initialize the context",
+    "prompt cache",
 ];
 
 static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {
