@@ -23,6 +23,12 @@ pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
             .fix(Fix::flag("attn_implementation", "sdpa", "a memory-efficient attention kernel instead of the eager score matrix (transformers; flash_attention_2 where installed)"))
             .fix(Fix::action("shorten the sequence or the batch of the failing call")),
         Mechanism::KvCache => kv(ctx, format!("{head}; the report names the KV cache as what ran short or grew."), 0.5),
+        Mechanism::OtherProcesses => Finding::new(Cause::OtherProcesses, 0.5, format!("{head}; the report says other processes hold memory on the same GPU, which the engine's sizing did not leave room for."))
+            .fact("the report names other processes / VRAM consumers on the GPU")
+            .fix(match ctx.engine {
+                Engine::Ollama => Fix::flag("OLLAMA_GPU_OVERHEAD", 2u64 << 30, "reserve 2 GiB per GPU for the other consumers, so Ollama offloads fewer layers"),
+                _ => Fix::action("stop the other GPU processes (nvidia-smi lists them), or give this process a smaller share of the GPU"),
+            }),
     })
 }
 

@@ -77,6 +77,8 @@ pub enum Mechanism {
     KvCache,
     /// a materialised attention score matrix (eager attention, O(n^2) mask)
     AttentionScores,
+    /// memory held by other processes on the same GPU ("other VRAM consumers")
+    OtherProcesses,
 }
 
 /// Which kind of llama.cpp buffer a `... buffer size = X MiB` line reports.

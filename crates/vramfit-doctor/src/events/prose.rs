@@ -55,10 +55,20 @@ static CAPTURE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
-/// The KV cache named as what ran short or grew.
+/// The KV cache named as what ran short or grew (the prompt cache of mlx_lm.server keeps the KV
+/// caches of earlier requests).
 static KV: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(?:insufficient|not enough|out of|unbounded|exhaust\w*)\s+(?:per-sequence\s+)?KV\b|\bKV(?:[- ]cache)?\s+(?:memory\s+)?(?:growth|grows|can grow|exhaust|runs? out)",
+        r"(?i)(?:insufficient|not enough|out of|unbounded|exhaust\w*)\s+(?:per-sequence\s+)?KV\b|\bKV(?:[- ]cache)?\s+(?:memory\s+)?(?:growth|grows|can grow|exhaust|runs? out)|\bwith the kv[ _]buffer\b|\bprompt[- ]cache (?:reached|grew|grows)\b",
+    )
+});
+
+/// Memory held by someone else on the same GPU, named in the failure's sentence ("other VRAM
+/// consumers", "another process", "other processes"): what tenants the subtraction total -
+/// this process - free finds when the message prints its numbers.
+static OTHERS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bother (?:VRAM |GPU )?(?:consumers|processes|applications|programs|jobs|tenants)\b|\banother (?:process|instance|job|application)\b",
     )
 });
 
@@ -80,6 +90,8 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::AttentionScores));
     } else if failure && KV.is_match(line) {
         out.push(LogEvent::Described(Mechanism::KvCache));
+    } else if failure && OTHERS.is_match(line) {
+        out.push(LogEvent::Described(Mechanism::OtherProcesses));
     }
     if failure && CAPTURE.is_match(line) {
         out.push(LogEvent::Phase(Phase::CudaGraphCapture));
