@@ -76,6 +76,14 @@ pub(crate) fn described_phase(ctx: &Context, head: &str, phase: Phase) -> Option
             0.5,
             ))
         }
+        // an MLX server after it answered requests: MLX pre-allocates nothing, its KV caches grow
+        // as tokens arrive, and mlx_lm.server keeps earlier requests' caches for reuse
+        // (mlx_lm/server.py prompt cache): what grows with the requests served is that KV
+        Phase::Serving if ctx.engine == Engine::Mlx => Some(kv(
+            ctx,
+            format!("{head} after the MLX server had answered requests: MLX allocates KV caches as tokens arrive and the server keeps earlier requests' caches, so the memory that grew is KV."),
+            0.5,
+        )),
         _ => None,
     }
 }

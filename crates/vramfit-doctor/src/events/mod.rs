@@ -427,6 +427,7 @@ const KEYWORDS: &[&str] = &[
     "pipeline",
     "startup complete",
     "uvicorn",
+    "http/1.1\" 200",
     "listening",
     "throughput",
     "concurrency",

@@ -163,6 +163,9 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     // sglang/vllm model construction: parameters are created while loading
     ("in create_weights", Phase::WeightLoading),
     ("Application startup complete", Phase::Serving),
+    // an HTTP access-log line of a completed request (uvicorn, mlx_lm.server's http.server):
+    // the server had been answering requests
+    ("HTTP/1.1\" 200", Phase::Serving),
     ("Avg prompt throughput", Phase::Serving),
     ("Uvicorn running on", Phase::Serving),
     ("server is listening on", Phase::Serving),
