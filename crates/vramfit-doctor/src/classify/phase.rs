@@ -25,6 +25,17 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
                 | Phase::FirstRequest
         ) && !p.is_generic()
     });
+    // a vLLM engine put to sleep beside this process (RL colocation) keeps what its sleep line
+    // says is still in use: a tenant on the same GPU (vllm/v1/worker/gpu_worker.py sleep)
+    let asleep = ctx.find(|e| match e {
+        LogEvent::VllmSleepResidual { bytes } => Some(*bytes),
+        _ => None,
+    });
+    if let Some(b) = asleep.filter(|b| *b >= GIB && phase != Some(Phase::WakeUp)) {
+        return Finding::new(Cause::OtherProcesses, 0.5, format!("{head} while a vLLM engine in sleep mode on the same GPU still held {}: memory the colocated engine keeps while asleep is not available to this process.", fmt_bytes(b)))
+            .fact(format!("vLLM sleep mode: {} still in use", fmt_bytes(b)))
+            .fix(Fix::action("put the engine to sleep at level 2 (weights discarded too), or give it a smaller gpu_memory_utilization so the trainer keeps its peak"));
+    }
     if !engine_stage {
         if let Some(f) = prose::described(ctx, head) {
             return f;

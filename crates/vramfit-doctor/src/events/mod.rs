@@ -224,6 +224,8 @@ pub enum LogEvent {
     VllmSamplerWarmupOom { num_requests: u64 },
     /// vLLM (hybrid models): `max_num_seqs (N) exceeds available Mamba cache blocks (M)`
     VllmSeqsOverStateBlocks { seqs: u64, blocks: u64 },
+    /// vLLM sleep mode: `Y GiB memory is still in use` while the engine sleeps
+    VllmSleepResidual { bytes: u64 },
     /// vLLM's hint printed on an OOM during CUDA-graph capture
     VllmCudaGraphOomHint,
     /// vLLM: total × utilization = budget
@@ -337,6 +339,7 @@ impl LogEvent {
                 | VllmWeightsLoaded { .. }
                 | VllmInitialUsage { .. }
                 | VllmGraphEstimate { .. }
+                | VllmSleepResidual { .. }
                 | MetalWorkingSet { .. }
                 | TgiShardCannotStart
                 | VllmCudaGraphOomHint
@@ -515,6 +518,7 @@ const KEYWORDS: &[&str] = &[
     "create llama_context",
     "initialize the context",
     "prompt cache",
+    "still in use",
 ];
 
 static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

@@ -57,6 +57,10 @@ static SAMPLER: LazyLock<Regex> = LazyLock::new(|| {
 static STATE_BLOCKS: LazyLock<Regex> = LazyLock::new(|| {
     re(r"max_num_seqs \((\d+)\) exceeds available Mamba cache blocks \((\d+)\)")
 });
+// vllm/v1/worker/gpu_worker.py sleep(): `Sleep mode freed X GiB memory, Y GiB memory is still in
+// use.` (what stays on the GPU while the engine sleeps: the weights at level 1, buffers)
+static SLEEP_RESIDUAL: LazyLock<Regex> =
+    LazyLock::new(|| re(r"SIZE (?:of )?memory is still in use"));
 // vllm/worker/worker.py (V0) budget lines
 static BUDGET_V0: LazyLock<Regex> = LazyLock::new(|| {
     re(r"total_gpu_memory \(([\d.]+) ?GiB\) x gpu_memory_utilization \(([\d.]+)\)")
@@ -321,6 +325,7 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         "total tokens",
         "If this problem",
         "Mamba cache blocks",
+        "still in use",
     ];
     if !NEEDS.iter().any(|w| line.contains(w)) {
         return;
@@ -334,6 +339,12 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         if let Some(n) = num(&c[1]) {
             out.push(LogEvent::VllmSamplerWarmupOom { num_requests: n });
         }
+    }
+    if let Some(b) = SLEEP_RESIDUAL
+        .captures(line)
+        .and_then(|c| parse_log_size(&c[1]))
+    {
+        out.push(LogEvent::VllmSleepResidual { bytes: b });
     }
     if let Some(c) = STATE_BLOCKS.captures(line) {
         if let (Some(seqs), Some(blocks)) = (num(&c[1]), num(&c[2])) {
