@@ -149,7 +149,7 @@ pub fn family(e: Engine) -> &'static str {
     }
 }
 
-/// The evidence a decision rested on, kept with the diagnosis (not printed in the JSON).
+/// The evidence a decision rested on, kept with the diagnosis (the JSON's `basis`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Basis {
     pub when: When,
