@@ -23,6 +23,9 @@ pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
             .fix(Fix::flag("attn_implementation", "sdpa", "a memory-efficient attention kernel instead of the eager score matrix (transformers; flash_attention_2 where installed)"))
             .fix(Fix::action("shorten the sequence or the batch of the failing call")),
         Mechanism::KvCache => kv(ctx, format!("{head}; the report names the KV cache as what ran short or grew."), 0.5),
+        Mechanism::Batch => Finding::new(Cause::Concurrency, 0.5, format!("{head}; the report names the number of sequences run at once (num_return_sequences multiplies generate()'s batch), and every sequence carries its own activations and KV cache."))
+            .fact("the report names the number of sequences run at once")
+            .fix(Fix::action("generate fewer sequences per call (num_return_sequences) and loop, or lower the batch size")),
         Mechanism::OtherProcesses => Finding::new(Cause::OtherProcesses, 0.5, format!("{head}; the report says other processes hold memory on the same GPU, which the engine's sizing did not leave room for."))
             .fact("the report names other processes / VRAM consumers on the GPU")
             .fix(match ctx.engine {

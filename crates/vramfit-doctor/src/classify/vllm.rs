@@ -237,6 +237,14 @@ fn no_cache_blocks(ctx: &Context) -> Finding {
         return f;
     }
     let v1 = version.is_none_or(|v| v >= (0, 8, 0));
+    // the message's advice is a larger gpu_memory_utilization; at 0.95 or more there is no
+    // larger share to give (the rest is the CUDA context and other buffers), so what fills the
+    // budget before the KV cache, the last allocation, is the model itself
+    if let Some(u) = util.filter(|u| *u >= 0.95) {
+        let mut f = weights(ctx, format!("{head}, with gpu_memory_utilization already {u:.2}: no larger share exists to give, so the model fills what vLLM may use before any KV block."));
+        f.confidence = 0.45;
+        return f.fact(format!("gpu_memory_utilization {u:.2} >= 0.95"));
+    }
     match util {
         Some(u) if u < 0.5 => Finding::new(Cause::KvCache, 0.8, format!("{head}: gpu_memory_utilization {u:.2} gives vLLM too small a share of the GPU for weights plus activations."))
             .fact(format!("gpu_memory_utilization {u:.2}"))

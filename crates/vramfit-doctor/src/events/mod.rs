@@ -79,6 +79,8 @@ pub enum Mechanism {
     AttentionScores,
     /// memory held by other processes on the same GPU ("other VRAM consumers")
     OtherProcesses,
+    /// the number of sequences run at once (num_return_sequences, too many requests)
+    Batch,
 }
 
 /// Which kind of llama.cpp buffer a `... buffer size = X MiB` line reports.
@@ -519,6 +521,7 @@ const KEYWORDS: &[&str] = &[
     "initialize the context",
     "prompt cache",
     "still in use",
+    "num_return_sequences",
 ];
 
 static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

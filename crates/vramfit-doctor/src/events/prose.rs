@@ -18,7 +18,7 @@ fn re(s: &str) -> Regex {
 /// command line's `--enable-chunked-prefill` is not taken for a phase).
 static FAILURE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bOOM|out[- ]?of[- ]?memory|_OUT_OF_\w*MEMORY|\bdies\b|\bdied\b|crash|abort|fail|runs? out|exhaust|not enough|insufficient|exceed|killed|panic",
+        r"(?i)\bOOM|out[- ]?of[- ]?memory|_OUT_OF_\w*MEMORY|\bdies\b|\bdied\b|crash|abort|fail|runs? out|exhaust|not enough|insufficient|exceed|killed|panic|\bmemory error",
     )
 });
 
@@ -81,6 +81,15 @@ static ATTENTION: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// The number of sequences run at once named as what was raised: transformers' generate()
+/// expands the batch by num_return_sequences (generation/utils.py
+/// _expand_inputs_for_generation), so asking for many is a batch of that many.
+static BATCH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bnum_return_sequences\b|\btoo many (?:concurrent |parallel )?(?:requests|sequences|samples)\b",
+    )
+});
+
 /// Read the narrative evidence on line `i`.
 pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
     let failure = FAILURE_WORDS.is_match(line);
@@ -92,6 +101,8 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::KvCache));
     } else if failure && OTHERS.is_match(line) {
         out.push(LogEvent::Described(Mechanism::OtherProcesses));
+    } else if failure && BATCH.is_match(line) {
+        out.push(LogEvent::Described(Mechanism::Batch));
     }
     if failure && CAPTURE.is_match(line) {
         out.push(LogEvent::Phase(Phase::CudaGraphCapture));
