@@ -23,7 +23,10 @@ fn excerpt(id: &str) -> String {
 }
 
 fn flags(d: &Diagnosis) -> Vec<String> {
-    d.fixes.iter().map(|f| format!("{} {}", f.flag, f.value)).collect()
+    d.fixes
+        .iter()
+        .map(|f| format!("{} {}", f.flag, f.value))
+        .collect()
 }
 
 #[test]
@@ -59,7 +62,11 @@ fn restated_torch_fields_give_the_fragmentation_arithmetic() {
 fn mamba_state_blocks_limit_the_sequences() {
     let d = diagnose(&excerpt("recipes-551"));
     assert_eq!(d.cause, Cause::Concurrency);
-    assert!(flags(&d).contains(&"--max-num-seqs 512".to_string()), "{:?}", flags(&d));
+    assert!(
+        flags(&d).contains(&"--max-num-seqs 512".to_string()),
+        "{:?}",
+        flags(&d)
+    );
 }
 
 #[test]
@@ -106,7 +113,8 @@ fn sleeping_vllm_is_a_tenant() {
 fn sycl_oom_with_free_memory_stated_is_the_allocation_cap() {
     let d = diagnose(&excerpt("llama.cpp-25502"));
     assert_eq!(d.cause, Cause::NotOom, "{}", d.summary);
-    let d = diagnose("error 39 UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, Error OP MUL_MAT with 2GB free");
+    let d =
+        diagnose("error 39 UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, Error OP MUL_MAT with 2GB free");
     assert_ne!(d.cause, Cause::NotOom, "{}", d.summary);
 }
 

@@ -54,9 +54,8 @@ static SAMPLER: LazyLock<Regex> = LazyLock::new(|| {
 });
 // vllm/config/compilation.py (hybrid Mamba/linear-attention models, V1): each decode sequence
 // holds one state block, so max_num_seqs must not exceed the blocks the budget gave
-static STATE_BLOCKS: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"max_num_seqs \((\d+)\) exceeds available Mamba cache blocks \((\d+)\)")
-});
+static STATE_BLOCKS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"max_num_seqs \((\d+)\) exceeds available Mamba cache blocks \((\d+)\)"));
 // vllm/v1/worker/gpu_worker.py sleep(): `Sleep mode freed X GiB memory, Y GiB memory is still in
 // use.` (what stays on the GPU while the engine sleeps: the weights at level 1, buffers)
 static SLEEP_RESIDUAL: LazyLock<Regex> =

@@ -124,7 +124,9 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 11]> = LazyLock::new(|| {
 // a sentence about an OOM (not vLLM's own "If out-of-memory error occurs during cudagraph
 // capture" advice, which it prints on every start)
 static NARRATIVE_OOM: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"\bOOM(?:s|ed|ing)?\b|\boom(?:s|ed|ing)?(?:[^-_\w]|$)|\bout-of-memory\b|`(?:torch\.)?(?:cuda\.)?OutOfMemoryError`")
+    re(
+        r"\bOOM(?:s|ed|ing)?\b|\boom(?:s|ed|ing)?(?:[^-_\w]|$)|\bout-of-memory\b|`(?:torch\.)?(?:cuda\.)?OutOfMemoryError`",
+    )
 });
 static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)(?:SIZE\s+)?reserved[- ](?:but[- ])?unallocated|\bfragment(?:s|ed|ation)\b")

@@ -84,8 +84,7 @@ static CACHED_OLD: LazyLock<Regex> = LazyLock::new(|| re(r"SIZE cached\)"));
 // total, 329.87 MiB free.` / `PyTorch allocated: 18.40 GiB` / `Reserved but unallocated: X`)
 static TOTAL_TERSE: LazyLock<Regex> = LazyLock::new(|| re(r"GPU(?: \d+)? has SIZE total"));
 static FREE_TERSE: LazyLock<Regex> = LazyLock::new(|| re(r"total, SIZE free"));
-static ALLOCATED_TERSE: LazyLock<Regex> =
-    LazyLock::new(|| re(r"(?i:pytorch) allocated:\s*SIZE"));
+static ALLOCATED_TERSE: LazyLock<Regex> = LazyLock::new(|| re(r"(?i:pytorch) allocated:\s*SIZE"));
 static UNALLOCATED_TERSE: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i:reserved but unallocated):\s*SIZE"));
 
