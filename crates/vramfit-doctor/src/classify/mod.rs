@@ -272,6 +272,7 @@ const OOM_WORDS: &[&str] = &[
     "out of memory",
     "out of device memory",
     "cudamalloc failed",
+    "malloc fails",
     "hipmalloc failed",
     "failed to allocate",
     "allocation failed",

@@ -95,6 +95,19 @@ fn no_phase(ctx: &Context, head: &str) -> Finding {
             };
             f.fix(Fix::action("use a smaller quant (Q4_K_M instead of Q8_0)"))
         }
+        // a runner started with Ollama's short default context (2048, 4096 in later releases)
+        // has a KV cache of a few hundred MiB: what its layer estimate overcommitted is the
+        // offloaded layers themselves
+        Engine::Ollama if ctx.settings.n_ctx.is_some_and(|n| n <= 4096) => {
+            let s = ctx.settings;
+            let c = s.n_ctx.unwrap_or(0);
+            let f = Finding::new(Cause::WeightsDoNotFit, 0.45, format!("{head} in Ollama's runner, started with a {c}-token context whose KV cache is small: the GPU layers Ollama chose do not fit."))
+                .fact(format!("runner context {c} tokens"));
+            match s.n_gpu_layers.filter(|n| *n > 1) {
+                Some(n) => f.fix(Fix::flag("num_gpu", n - (n / 8).max(1), format!("fewer GPU layers than the {n} Ollama chose (PARAMETER num_gpu in a Modelfile)"))),
+                None => f.fix(Fix::action("offload fewer layers (PARAMETER num_gpu in a Modelfile)")),
+            }
+        }
         Engine::Ollama => {
             let s = ctx.settings;
             let f = Finding::new(Cause::KvCache, 0.45, format!("{head} in Ollama's runner: Ollama offloads only the layers whose weights fit the free memory, so what overflowed is what its estimate under-counted, the context's KV cache (num_ctx) and its buffers."));
