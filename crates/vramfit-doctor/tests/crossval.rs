@@ -265,7 +265,7 @@ fn cross_validated_accuracy() {
     // first measurement 22/51 (docs/doctor.md); its misses were read in session 6 and rules
     // written for the mechanisms whose evidence is in the text: today's figures, not held out
     assert!(
-        h5.right >= 37,
+        h5.right >= 38,
         "holdout5 {}/{} fell below the figure after reading",
         h5.right,
         h5.total
@@ -284,12 +284,11 @@ fn cross_validated_accuracy() {
         .collect();
     let e = score("every labelled report (in-sample)", &every, false);
     assert_eq!(every.len(), 269);
-    assert!(e.right >= 218, "all 269: {}/{}", e.right, e.total);
-    // weights_do_not_fit is 16/23 (69.6%) here, the one class under 70% (docs/accuracy.md)
+    assert!(e.right >= 219, "all 269: {}/{}", e.right, e.total);
     for (class, (r, n)) in &e.per_class {
         assert!(
-            *r as f64 >= 0.65 * *n as f64,
-            "all 269, class {class}: {r}/{n} below 65%"
+            *r as f64 >= 0.7 * *n as f64,
+            "all 269, class {class}: {r}/{n} below 70%"
         );
     }
     let all: Vec<Case> = seen
@@ -568,7 +567,7 @@ fn first_sight_misses_table() {
     println!("first-sight misses by kind: {kinds:?}; right today: {right_now}/{rows}");
     assert_eq!(rows, 107, "80 of 187 right at first sight");
     assert!(
-        right_now >= 63,
+        right_now >= 64,
         "{right_now}/107 first-sight misses right today"
     );
 }

@@ -135,7 +135,11 @@ fn metal_total_past_the_working_set_and_full_vllm_share_are_weights() {
 fn ollama_runner_with_a_short_context_overcommitted_layers() {
     let d = diagnose(&excerpt("ollama-3711"));
     assert_eq!(d.cause, Cause::WeightsDoNotFit, "{}", d.summary);
-    assert!(flags(&d).contains(&"num_gpu 45".to_string()), "{:?}", flags(&d));
+    assert!(
+        flags(&d).contains(&"num_gpu 45".to_string()),
+        "{:?}",
+        flags(&d)
+    );
     // a long context keeps the KV reading (ollama#1952: the estimate ignored num_ctx)
     let d = diagnose("ollama_llama_server --model m --ctx-size 131072 --n-gpu-layers 51\nCUDA error: out of memory");
     assert_eq!(d.cause, Cause::KvCache, "{}", d.summary);
