@@ -347,10 +347,10 @@ fn cross_validated_accuracy() {
 
 #[test]
 fn every_fix_is_the_engines_own_and_changes_something() {
-    let mut all: Vec<Case> = seen_fold();
-    all.extend(holdout_fold());
-    all.extend(holdout2_fold());
-    all.extend(holdout3_fold());
+    let mut all: Vec<Case> = kfold_reports();
+    all.extend(holdout4_fold());
+    all.extend(holdout5_fold());
+    assert_eq!(all.len(), 269);
     let mut fixes = 0;
     for c in &all {
         let d = diagnose(&c.excerpt);

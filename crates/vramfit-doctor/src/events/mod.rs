@@ -6,6 +6,7 @@
 //! span wrapped lines (consoles and issue pastes break it), everything else from its own line.
 
 mod ggml;
+mod keywords;
 mod prose;
 mod serving;
 mod stacks;
@@ -13,9 +14,6 @@ mod system;
 pub mod time;
 mod torch;
 
-use std::sync::LazyLock;
-
-use regex::Regex;
 use serde::Serialize;
 
 pub use torch::TorchOom;
@@ -409,126 +407,6 @@ pub(crate) fn clip(line: &str) -> &str {
     &line[..end]
 }
 
-/// Words that every message we read contains at least one of (checked case-insensitively).
-/// One pass of this set over a line decides whether the per-family readers run at all, which
-/// keeps an 8 MiB log of ordinary INFO lines cheap.
-const KEYWORDS: &[&str] = &[
-    "memory",
-    "alloc",
-    "mib",
-    "gib",
-    "killed",
-    "oom",
-    "137",
-    "captur",
-    "cudagraph",
-    "graph",
-    "profil",
-    "sampler",
-    "load",
-    "kv",
-    "buffer",
-    "offload",
-    "pipeline",
-    "startup complete",
-    "uvicorn",
-    "http/1.1\" 200",
-    "listening",
-    "throughput",
-    "concurrency",
-    "nccl",
-    "illegal",
-    "misaligned",
-    "/dev/shm",
-    "bus error",
-    "device-side assert",
-    "xid",
-    "fallen off",
-    "fragment",
-    "unallocated",
-    "mmap",
-    "bad_alloc",
-    "connection closed",
-    "out of",
-    "would exceed",
-    "cublas",
-    "alloc_failed",
-    "cudaerror",
-    "hiperror",
-    "cuda_error",
-    "vk_error",
-    "kiogpu",
-    "warmup",
-    "slots",
-    "mem-fraction",
-    "gpu ram",
-    "_init_cache",
-    "determine_",
-    "checkpoint",
-    "cumem",
-    "calloc",
-    "cuda failure",
-    "dispatched on the cpu",
-    "memory layout",
-    "inference compute",
-    "insufficient",
-    "maxbuffer",
-    "maximum",
-    "4gb",
-    "num_ctx",
-    "streamcapture",
-    "addressreserve",
-    "memory_resource",
-    "[tm]",
-    "wired",
-    "scaled_dot_product",
-    "loading model tensors",
-    "tt_fatal",
-    "ur_result_error",
-    "prefill",
-    "over time",
-    "long-running",
-    "long running",
-    "hours",
-    "days",
-    "gradually",
-    "growing",
-    "offloading",
-    "score matrix",
-    "attention",
-    "o(n",
-    "crash",
-    "wake_up",
-    "recommendedmaxworkingset",
-    "outofmemoryerror",
-    "cudasuccess",
-    "shard",
-    "in forward",
-    "in generate",
-    "backward",
-    "in from_pretrained",
-    "in _apply",
-    "in _call_impl",
-    "runner started",
-    "received request",
-    "launch_slot",
-    "compiled with",
-    "compiled without",
-    "resource_exhausted",
-    "max_num_seqs",
-    "create context",
-    "create llama_context",
-    "initialize the context",
-    "prompt cache",
-    "still in use",
-    "num_return_sequences",
-];
-
-static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {
-    let alternation: Vec<String> = KEYWORDS.iter().map(|k| regex::escape(k)).collect();
-    Regex::new(&format!("(?i){}", alternation.join("|"))).expect("static regex")
-});
-
 /// Read every event in `text`, in order of appearance.
 pub fn read_events(text: &str) -> Vec<Located> {
     let lines: Vec<&str> = text.lines().map(clip).collect();
@@ -538,7 +416,7 @@ pub fn read_events(text: &str) -> Vec<Located> {
         if out.len() >= MAX_EVENTS {
             out.drain(..MAX_EVENTS / 2);
         }
-        if !ANY_KEYWORD.is_match(line) {
+        if !keywords::ANY_KEYWORD.is_match(line) {
             continue;
         }
         let mut found = Vec::new();
