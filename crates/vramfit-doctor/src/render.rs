@@ -10,9 +10,15 @@ use crate::classify::Diagnosis;
 /// The human report.
 pub fn human(d: &Diagnosis) -> String {
     let mut s = String::new();
+    // a fallback is the likeliest cause for the phase and engine, not a fact the log showed
+    let low = if d.basis.fallback {
+        " low: no fact in the log decided it,"
+    } else {
+        ""
+    };
     let _ = writeln!(
         s,
-        "cause: {} (confidence {:.2}, engine {})",
+        "cause: {} (confidence {:.2},{low} engine {})",
         d.cause.as_str(),
         d.confidence,
         d.engine.as_str()
@@ -63,7 +69,8 @@ fn wrap(text: &str, width: usize) -> String {
 }
 
 /// The JSON report. Stable keys: cause, confidence, engine, evidence, fixes[{flag, value, why}];
-/// added: summary, settings, events.
+/// added: summary, settings, events, basis (phase, stack, engine family, totals printed, and
+/// `fallback`: true when no fact decided the cause, only the fallback for its phase and engine).
 pub fn json(d: &Diagnosis) -> Value {
     json!({
         "cause": d.cause.as_str(),
@@ -74,5 +81,6 @@ pub fn json(d: &Diagnosis) -> Value {
         "fixes": d.fixes,
         "settings": d.settings,
         "events": d.events,
+        "basis": d.basis,
     })
 }

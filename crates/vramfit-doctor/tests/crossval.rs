@@ -54,6 +54,17 @@ struct Case {
     expected: Cause,
 }
 
+impl Case {
+    fn clone_case(&self) -> Case {
+        Case {
+            id: self.id.clone(),
+            set: self.set,
+            excerpt: self.excerpt.clone(),
+            expected: self.expected,
+        }
+    }
+}
+
 fn parse(text: &'static str, set: &'static str) -> Vec<Value> {
     let _ = set;
     text.lines()
@@ -238,7 +249,7 @@ fn cross_validated_accuracy() {
     );
     let held4 = holdout4_fold();
     let h4 = score(
-        "holdout4 (oom_gathered3; first sight 24/53, read from 14:10)",
+        "holdout4 (oom_gathered3; first sight 24/53, read since)",
         &held4,
         true,
     );
@@ -246,25 +257,40 @@ fn cross_validated_accuracy() {
     // from the rule writers, scored once on the final rules of this round
     let held5 = holdout5_fold();
     let h5 = score(
-        "holdout5 (oom_gathered4; first sight on the final rules)",
+        "holdout5 (oom_gathered4; first sight 22/51, read in session 6)",
         &held5,
         true,
     );
     assert_eq!(held5.len(), 51, "holdout5 has 51 reports");
-    // first (and, at this commit, only) measurement: 22/51 (docs/doctor.md); misses unread
+    // first measurement 22/51 (docs/doctor.md); its misses were read in session 6 and rules
+    // written for the mechanisms whose evidence is in the text: today's figures, not held out
     assert!(
-        h5.right >= 22,
-        "holdout5 {}/{} fell below its first measurement",
+        h5.right >= 38,
+        "holdout5 {}/{} fell below the figure after reading",
         h5.right,
         h5.total
     );
-    // today's figure, reached after its misses were read (not a held-out number)
     assert!(
-        h4.right >= 33,
+        h4.right >= 38,
         "holdout4 {}/{} fell below the figure after reading",
         h4.right,
         h4.total
     );
+    // every labelled report (269), in-sample: the confusion matrix docs/accuracy.md publishes
+    let every: Vec<Case> = kfold_reports()
+        .into_iter()
+        .chain(held4.iter().map(Case::clone_case))
+        .chain(held5.iter().map(Case::clone_case))
+        .collect();
+    let e = score("every labelled report (in-sample)", &every, false);
+    assert_eq!(every.len(), 269);
+    assert!(e.right >= 219, "all 269: {}/{}", e.right, e.total);
+    for (class, (r, n)) in &e.per_class {
+        assert!(
+            *r as f64 >= 0.7 * *n as f64,
+            "all 269, class {class}: {r}/{n} below 70%"
+        );
+    }
     let all: Vec<Case> = seen
         .into_iter()
         .chain(held)
@@ -321,10 +347,10 @@ fn cross_validated_accuracy() {
 
 #[test]
 fn every_fix_is_the_engines_own_and_changes_something() {
-    let mut all: Vec<Case> = seen_fold();
-    all.extend(holdout_fold());
-    all.extend(holdout2_fold());
-    all.extend(holdout3_fold());
+    let mut all: Vec<Case> = kfold_reports();
+    all.extend(holdout4_fold());
+    all.extend(holdout5_fold());
+    assert_eq!(all.len(), 269);
     let mut fixes = 0;
     for c in &all {
         let d = diagnose(&c.excerpt);
@@ -387,6 +413,59 @@ fn kfold_reports() -> Vec<Case> {
 /// (`basis.fallback`); the rules are scored on the same folds.
 #[test]
 fn kfold_rules_vs_prior() {
+    // every labelled report, holdout4 and holdout5 included now that both have been read
+    let mut every = kfold_reports();
+    every.extend(holdout4_fold());
+    every.extend(holdout5_fold());
+    let (rules, with_prior, low_prior) = kfold(&every);
+    println!(
+        "all 269: rules {rules}, rules+prior at fallbacks {with_prior}, at conf<=0.45 {low_prior}"
+    );
+    assert!(
+        with_prior <= rules && low_prior <= rules,
+        "on all 269 the prior beats the rules ({with_prior} / {low_prior} vs {rules}): reconsider it"
+    );
+    kfold_165();
+}
+
+/// Rules vs rules + prior by k-fold over `reports`: (rules, prior at fallbacks, prior at
+/// confidence <= 0.45), each a count of right answers.
+fn kfold(reports: &[Case]) -> (usize, usize, usize) {
+    use prior::Prior;
+    const K: u64 = 5;
+    let scored: Vec<(usize, vramfit_doctor::Diagnosis, Cause)> = reports
+        .iter()
+        .map(|c| (kfold_of(&c.id, K), diagnose(&c.excerpt), c.expected))
+        .collect();
+    let (mut rules, mut with_prior, mut low_prior) = (0, 0, 0);
+    for k in 0..K as usize {
+        let prior = Prior::fit(
+            scored
+                .iter()
+                .filter(|(f, _, _)| *f != k)
+                .map(|(_, d, e)| (&d.basis, *e)),
+        );
+        for (_, d, e) in scored.iter().filter(|(f, _, _)| *f == k) {
+            rules += usize::from(d.cause == *e);
+            let guess = prior.predict(&d.basis).map(|(c, _, _)| c);
+            let fb = if d.basis.fallback {
+                guess.unwrap_or(d.cause)
+            } else {
+                d.cause
+            };
+            let low = if d.confidence <= 0.45 {
+                guess.unwrap_or(d.cause)
+            } else {
+                d.cause
+            };
+            with_prior += usize::from(fb == *e);
+            low_prior += usize::from(low == *e);
+        }
+    }
+    (rules, with_prior, low_prior)
+}
+
+fn kfold_165() {
     use prior::Prior;
     const K: u64 = 5;
     let reports = kfold_reports();
@@ -454,5 +533,41 @@ fn kfold_rules_vs_prior() {
     println!(
         "holdout4 {}: rules {r}, rules+prior(fallback) {p}",
         held4.len()
+    );
+}
+
+/// `first_sight_misses.tsv`: every report each holdout's first measurement missed (107 of 187),
+/// with the answer of that moment's rules (rebuilt from the commit each holdout was first
+/// scored at), the kind of miss and what in the text establishes the label (docs/accuracy.md).
+#[test]
+fn first_sight_misses_table() {
+    let table = include_str!("fixtures/first_sight_misses.tsv");
+    let all: Vec<Case> = kfold_reports()
+        .into_iter()
+        .chain(holdout4_fold())
+        .chain(holdout5_fold())
+        .collect();
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut right_now = 0;
+    let mut rows = 0;
+    for line in table.lines().filter(|l| !l.starts_with('#')) {
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 8, "{line}");
+        let c = all
+            .iter()
+            .find(|c| c.id == f[1])
+            .unwrap_or_else(|| panic!("{} is no labelled report", f[1]));
+        assert_eq!(c.expected.as_str(), f[2], "{}", f[1]);
+        assert_ne!(f[2], f[3], "{}: a first-sight miss", f[1]);
+        assert!(["N", "M", "P", "E", "A"].contains(&f[5]), "{}", f[1]);
+        *kinds.entry(f[5]).or_default() += 1;
+        rows += 1;
+        right_now += usize::from(diagnose(&c.excerpt).cause == c.expected);
+    }
+    println!("first-sight misses by kind: {kinds:?}; right today: {right_now}/{rows}");
+    assert_eq!(rows, 107, "80 of 187 right at first sight");
+    assert!(
+        right_now >= 64,
+        "{right_now}/107 first-sight misses right today"
     );
 }

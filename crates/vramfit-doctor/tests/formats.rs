@@ -162,6 +162,8 @@ fn host_memory_family() {
         "time=2024-05-01 level=ERROR msg=\"error loading llama server\" error=\"llama runner process has terminated: signal: killed\"",
         // ollama#12634: the CPU buffer is host RAM even though the message is llama.cpp's weights one
         "ggml_backend_cpu_buffer_type_alloc_buffer: failed to allocate buffer of size 437944320\nalloc_tensor_range: failed to allocate CPU buffer of size 437944320\nllama_model_load: error loading model: unable to allocate CPU buffer",
+        // /dev/shm is host RAM (a container's 64 MB default): NCCL's segment did not fit
+        "Error while creating shared memory segment /dev/shm/nccl-AbCd (size 9637888): No space left on device",
     ] {
         assert_eq!(diagnose(log).cause, Cause::HostMemory, "{log}");
     }
@@ -173,7 +175,6 @@ fn lookalikes_are_not_oom() {
         "RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be asynchronously reported at some other API call",
         "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error",
         "RuntimeError: CUDA error: operation not permitted when stream is capturing",
-        "Error while creating shared memory segment /dev/shm/nccl-AbCd (size 9637888): No space left on device",
         "Exception: Capture cuda graph failed: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer",
     ] {
         assert_eq!(diagnose(log).cause, Cause::NotOom, "{log}");

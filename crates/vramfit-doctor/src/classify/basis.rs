@@ -126,6 +126,7 @@ impl Stack {
             | LlamaWeightsAllocFailed { .. }
             | LlamaKvAllocFailed
             | LlamaComputeAllocFailed
+            | LlamaContextFailed
             | LlamaKvCellsFull
             | OllamaLayoutFailed { .. } => Stack::Ggml,
             HostAllocFailed { .. } | HostKilled(_) | OllamaSystemMemory { .. } => Stack::Host,
@@ -148,7 +149,7 @@ pub fn family(e: Engine) -> &'static str {
     }
 }
 
-/// The evidence a decision rested on, kept with the diagnosis (not printed in the JSON).
+/// The evidence a decision rested on, kept with the diagnosis (the JSON's `basis`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Basis {
     pub when: When,

@@ -393,12 +393,22 @@ pub(crate) fn host(ctx: &Context) -> Finding {
     }
 }
 
+/// /dev/shm is a tmpfs in host RAM, capped at 64 MB in a Docker container unless --shm-size or
+/// --ipc=host says otherwise (docker run reference); NCCL puts one segment per local peer there
+/// (nccl src/transport/shm.cc, "Error while creating shared memory segment"), PyTorch's
+/// DataLoader its worker batches: a host-memory limit, GPU memory is not involved.
+pub(crate) fn shared_memory() -> Finding {
+    Finding::new(Cause::HostMemory, 0.75, "The host's shared memory (/dev/shm, part of host RAM) could not hold a segment: a container's shm is 64 MB unless raised; GPU memory is not involved.")
+        .fact("/dev/shm is a tmpfs in host RAM")
+        .fix(Fix::action("run the container with --shm-size=1g (or --ipc=host); on Kubernetes mount an emptyDir with medium: Memory at /dev/shm"))
+}
+
 pub(crate) fn not_oom(kind: NotOomKind) -> Finding {
     let (summary, fix) = match kind {
         NotOomKind::IllegalMemoryAccess => ("An illegal memory access is a kernel bug or bad input, not a lack of memory.", Fix::flag("CUDA_LAUNCH_BLOCKING", 1, "find the failing kernel; then update the engine or driver")),
         NotOomKind::Nccl => ("An NCCL (multi-GPU communication) error, not a lack of GPU memory.", Fix::flag("NCCL_DEBUG", "INFO", "shows which link or peer failed")),
         NotOomKind::StreamCapture => ("An operation not allowed during CUDA-graph capture failed: a capture bug, not a lack of memory.", Fix::flag("--enforce-eager", "", "run without CUDA graphs")),
-        NotOomKind::SharedMemory => ("Shared memory (/dev/shm) ran out: the container's shm is too small, GPU memory is fine.", Fix::action("run the container with --ipc=host or a larger --shm-size")),
+        NotOomKind::SharedMemory => return shared_memory(),
         NotOomKind::DeviceAssert => ("A device-side assert (e.g. a token id out of range), not a lack of memory.", Fix::flag("CUDA_LAUNCH_BLOCKING", 1, "locate the assert")),
         NotOomKind::DeviceLost => ("The GPU stopped responding (Xid / fallen off the bus): a hardware, power or driver fault, not a lack of memory.", Fix::action("check `dmesg` for NVRM Xid errors, power and cooling; reset the GPU")),
         NotOomKind::AddressSpace => ("A reservation of virtual address space failed (CUDA VMM pool or memory pool), which the driver reports as out of memory while device memory is free: common under Windows WDDM/WSL.", Fix::flag("GGML_CUDA_NO_VMM", "ON", "llama.cpp: build without the VMM pool (cmake -DGGML_CUDA_NO_VMM=ON); other stacks: raise the Windows page file / avoid creating many memory pools")),

@@ -109,6 +109,14 @@ fn llama_inner(ctx: &Context) -> Finding {
             buffer(BufferKind::Model),
             &on,
         ),
+        // the context is the KV cache (sized by n_ctx, the larger part at long contexts) and
+        // the compute buffers (sized by the micro-batch); with neither named, the KV cache
+        LogEvent::LlamaContextFailed => {
+            let mut f = llama_kv(ctx, None, free, buffer(BufferKind::Model), &on);
+            f.confidence = 0.6;
+            f.summary = format!("llama.cpp could not create its context{}: the KV cache it sizes for the context (with the compute buffers) did not fit next to the weights.", ctx.settings.n_ctx.map_or(String::new(), |n| format!(" for n_ctx {n}")));
+            f.fact("context creation failed; no line names the buffer")
+        }
         LogEvent::LlamaComputeAllocFailed => {
             let f = Finding::new(Cause::ActivationPeak, 0.8, format!("llama.cpp could not allocate its compute buffer{on}{size} (the graph's activations for one micro-batch), after weights and KV took their share."));
             llama_compute_fixes(ctx, f)
@@ -374,6 +382,25 @@ pub(crate) fn metal(ctx: &Context) -> Finding {
         seen.iter().sum()
     };
     let head = "Metal could not keep this llama.cpp process's buffers resident";
+    // no model-buffer line to size the weights by, but ggml-metal's running total had passed
+    // the working set: as with a log that ends there (classify/prose.rs fallback), what was
+    // allocated by then is the model's buffers, which come first
+    let over = limit.and_then(|l| {
+        ctx.find(|e| match e {
+            LogEvent::MetalWorkingSet { used: Some(u), .. } if *u > l => Some(*u),
+            _ => None,
+        })
+    });
+    if let (0, Some(u), Some(l)) = (weights, over, limit) {
+        let f = Finding::new(Cause::WeightsDoNotFit, 0.55, format!("{head}: its buffers had reached {} against Metal's recommended working set of {} before the failing computation; the model's buffers, allocated first, do not fit what Metal keeps resident.", fmt_bytes(u), fmt_bytes(l)))
+            .fact(format!("allocated {} > recommended working set {}", fmt_bytes(u), fmt_bytes(l)))
+            .fix(Fix::action(if ctx.engine == Engine::Ollama {
+                "offload fewer layers (PARAMETER num_gpu) or use a smaller quantization tag"
+            } else {
+                "offload fewer layers (-ngl) or use a smaller quant"
+            }));
+        return in_engine_words(ctx, f);
+    }
     let f = match limit {
         Some(l) if weights > 0 && weights >= l => {
             let f = Finding::new(

@@ -17,7 +17,7 @@ mod vllm;
 
 use serde::Serialize;
 
-use crate::events::{read_events, Located, LogEvent, Phase};
+use crate::events::{read_events, Located, LogEvent, NotOomKind, Phase};
 use crate::fixes::{vet, Fix, FixEngine, LogOnly};
 use crate::settings::{detect_engine, read_settings, EchoedSettings, Engine};
 pub use basis::Basis;
@@ -258,6 +258,8 @@ fn tier(e: &LogEvent) -> u8 {
     match e {
         // a lookalike that explains the OOM text outranks every OOM line it explains
         LogEvent::NotOom(k) if k.explains_oom() => 3,
+        // /dev/shm is host RAM: a failure of its own, not a lookalike
+        LogEvent::NotOom(NotOomKind::SharedMemory) => 2,
         LogEvent::NotOom(_) | LogEvent::OomDescribed | LogEvent::Described(_) => 0,
         e if e.is_generic() => 1,
         _ => 2,
@@ -270,6 +272,7 @@ const OOM_WORDS: &[&str] = &[
     "out of memory",
     "out of device memory",
     "cudamalloc failed",
+    "malloc fails",
     "hipmalloc failed",
     "failed to allocate",
     "allocation failed",
@@ -300,6 +303,7 @@ fn engine_of(detected: Engine, events: &[Located]) -> Engine {
             | VllmFreeBelowDesired { .. }
             | VllmProfilingFreeGrew { .. }
             | VllmSamplerWarmupOom { .. }
+            | VllmSeqsOverStateBlocks { .. }
             | VllmCudaGraphOomHint
             | VllmBudget { .. }
             | VllmBreakdown { .. }
@@ -315,6 +319,7 @@ fn engine_of(detected: Engine, events: &[Located]) -> Engine {
             | LlamaWeightsAllocFailed { .. }
             | LlamaKvAllocFailed
             | LlamaComputeAllocFailed
+            | LlamaContextFailed
             | LlamaBuffer { .. }
             | LlamaDeviceFree { .. }
             | LlamaOffloaded { .. }
@@ -520,6 +525,7 @@ fn rule(ctx: &Context) -> Finding {
         LogEvent::HostAllocFailed { .. }
         | LogEvent::HostKilled(_)
         | LogEvent::OllamaSystemMemory { .. } => engines::host(ctx),
+        LogEvent::NotOom(NotOomKind::SharedMemory) => engines::shared_memory(),
         LogEvent::NotOom(k) => engines::not_oom(*k),
         LogEvent::FragmentationDescribed {
             reserved_unallocated,
@@ -527,7 +533,8 @@ fn rule(ctx: &Context) -> Finding {
         LogEvent::GgmlAllocFailed { .. }
         | LogEvent::LlamaWeightsAllocFailed { .. }
         | LogEvent::LlamaKvAllocFailed
-        | LogEvent::LlamaComputeAllocFailed => llama::llama(ctx),
+        | LogEvent::LlamaComputeAllocFailed
+        | LogEvent::LlamaContextFailed => llama::llama(ctx),
         LogEvent::WeightsTooLarge => engines::weights(
             ctx,
             "The engine reports that the model's weights do not fit in the GPU memory it may use."

@@ -25,6 +25,17 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
                 | Phase::FirstRequest
         ) && !p.is_generic()
     });
+    // a vLLM engine put to sleep beside this process (RL colocation) keeps what its sleep line
+    // says is still in use: a tenant on the same GPU (vllm/v1/worker/gpu_worker.py sleep)
+    let asleep = ctx.find(|e| match e {
+        LogEvent::VllmSleepResidual { bytes } => Some(*bytes),
+        _ => None,
+    });
+    if let Some(b) = asleep.filter(|b| *b >= GIB && phase != Some(Phase::WakeUp)) {
+        return Finding::new(Cause::OtherProcesses, 0.5, format!("{head} while a vLLM engine in sleep mode on the same GPU still held {}: memory the colocated engine keeps while asleep is not available to this process.", fmt_bytes(b)))
+            .fact(format!("vLLM sleep mode: {} still in use", fmt_bytes(b)))
+            .fix(Fix::action("put the engine to sleep at level 2 (weights discarded too), or give it a smaller gpu_memory_utilization so the trainer keeps its peak"));
+    }
     if !engine_stage {
         if let Some(f) = prose::described(ctx, head) {
             return f;
@@ -83,6 +94,19 @@ fn no_phase(ctx: &Context, head: &str) -> Finding {
                 None => f.fix(Fix::flag("-ngl", 0, "start with every layer on the CPU, then raise -ngl until the load fails")),
             };
             f.fix(Fix::action("use a smaller quant (Q4_K_M instead of Q8_0)"))
+        }
+        // a runner started with Ollama's short default context (2048, 4096 in later releases)
+        // has a KV cache of a few hundred MiB: what its layer estimate overcommitted is the
+        // offloaded layers themselves
+        Engine::Ollama if ctx.settings.n_ctx.is_some_and(|n| n <= 4096) => {
+            let s = ctx.settings;
+            let c = s.n_ctx.unwrap_or(0);
+            let f = Finding::new(Cause::WeightsDoNotFit, 0.45, format!("{head} in Ollama's runner, started with a {c}-token context whose KV cache is small: the GPU layers Ollama chose do not fit."))
+                .fact(format!("runner context {c} tokens"));
+            match s.n_gpu_layers.filter(|n| *n > 1) {
+                Some(n) => f.fix(Fix::flag("num_gpu", n - (n / 8).max(1), format!("fewer GPU layers than the {n} Ollama chose (PARAMETER num_gpu in a Modelfile)"))),
+                None => f.fix(Fix::action("offload fewer layers (PARAMETER num_gpu in a Modelfile)")),
+            }
         }
         Engine::Ollama => {
             let s = ctx.settings;

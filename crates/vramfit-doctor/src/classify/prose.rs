@@ -23,6 +23,15 @@ pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
             .fix(Fix::flag("attn_implementation", "sdpa", "a memory-efficient attention kernel instead of the eager score matrix (transformers; flash_attention_2 where installed)"))
             .fix(Fix::action("shorten the sequence or the batch of the failing call")),
         Mechanism::KvCache => kv(ctx, format!("{head}; the report names the KV cache as what ran short or grew."), 0.5),
+        Mechanism::Batch => Finding::new(Cause::Concurrency, 0.5, format!("{head}; the report names the number of sequences run at once (num_return_sequences multiplies generate()'s batch), and every sequence carries its own activations and KV cache."))
+            .fact("the report names the number of sequences run at once")
+            .fix(Fix::action("generate fewer sequences per call (num_return_sequences) and loop, or lower the batch size")),
+        Mechanism::OtherProcesses => Finding::new(Cause::OtherProcesses, 0.5, format!("{head}; the report says other processes hold memory on the same GPU, which the engine's sizing did not leave room for."))
+            .fact("the report names other processes / VRAM consumers on the GPU")
+            .fix(match ctx.engine {
+                Engine::Ollama => Fix::flag("OLLAMA_GPU_OVERHEAD", 2u64 << 30, "reserve 2 GiB per GPU for the other consumers, so Ollama offloads fewer layers"),
+                _ => Fix::action("stop the other GPU processes (nvidia-smi lists them), or give this process a smaller share of the GPU"),
+            }),
     })
 }
 
@@ -70,6 +79,14 @@ pub(crate) fn described_phase(ctx: &Context, head: &str, phase: Phase) -> Option
             0.5,
             ))
         }
+        // an MLX server after it answered requests: MLX pre-allocates nothing, its KV caches grow
+        // as tokens arrive, and mlx_lm.server keeps earlier requests' caches for reuse
+        // (mlx_lm/server.py prompt cache): what grows with the requests served is that KV
+        Phase::Serving if ctx.engine == Engine::Mlx => Some(kv(
+            ctx,
+            format!("{head} after the MLX server had answered requests: MLX allocates KV caches as tokens arrive and the server keeps earlier requests' caches, so the memory that grew is KV."),
+            0.5,
+        )),
         _ => None,
     }
 }

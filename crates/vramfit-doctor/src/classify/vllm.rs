@@ -38,6 +38,15 @@ pub(crate) fn vllm(ctx: &Context) -> Finding {
             format!("vLLM ran out of memory warming up the sampler with {num_requests} dummy requests: max_num_seqs rows of logits (vocab x fp32) at once."),
             Some(*num_requests),
         ),
+        // vllm/config/compilation.py: a hybrid model keeps one Mamba/linear-attention state
+        // block per running sequence, so the sequences allowed at once must fit the blocks
+        LogEvent::VllmSeqsOverStateBlocks { seqs, blocks } => Finding::new(Cause::Concurrency, 0.9, format!("max_num_seqs {seqs} concurrent sequences need one state block each (a hybrid Mamba/linear-attention model), and the budget gave {blocks}: too many sequences at once."))
+            .fact(format!("max_num_seqs {seqs} > {blocks} state blocks"))
+            .fix(Fix::flag("--max-num-seqs", pow2_floor(*blocks).max(1), format!("at most the {blocks} state blocks vLLM reports")))
+            .fix(match ctx.utilization() {
+                Some(u) if u < 0.95 => Fix::flag("--gpu-memory-utilization", format!("{:.2}", (u + 0.03).min(0.95)), "a larger budget gives more state blocks"),
+                _ => Fix::action("more GPUs (tensor parallelism) give more state blocks"),
+            }),
         _ => Finding::new(Cause::Unknown, 0.2, "An engine message vramfit has no rule for."),
     }
 }
@@ -228,6 +237,14 @@ fn no_cache_blocks(ctx: &Context) -> Finding {
         return f;
     }
     let v1 = version.is_none_or(|v| v >= (0, 8, 0));
+    // the message's advice is a larger gpu_memory_utilization; at 0.95 or more there is no
+    // larger share to give (the rest is the CUDA context and other buffers), so what fills the
+    // budget before the KV cache, the last allocation, is the model itself
+    if let Some(u) = util.filter(|u| *u >= 0.95) {
+        let mut f = weights(ctx, format!("{head}, with gpu_memory_utilization already {u:.2}: no larger share exists to give, so the model fills what vLLM may use before any KV block."));
+        f.confidence = 0.45;
+        return f.fact(format!("gpu_memory_utilization {u:.2} >= 0.95"));
+    }
     match util {
         Some(u) if u < 0.5 => Finding::new(Cause::KvCache, 0.8, format!("{head}: gpu_memory_utilization {u:.2} gives vLLM too small a share of the GPU for weights plus activations."))
             .fact(format!("gpu_memory_utilization {u:.2}"))

@@ -40,6 +40,13 @@ static KV_FAILED: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 // src/llama-context.cpp: "failed to allocate compute buffers" / "... compute pp buffers"
+// llama.cpp common/common.cpp common_init_from_params ("failed to create context with
+// model"), llama-cpp-python ("Failed to create llama_context"), bindings that wrap a null
+// llama_init_from_model: the context (KV cache + compute buffers) could not be made; the line
+// that says which buffer, when printed, is read on its own and outranks this
+static CONTEXT_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?i)failed to create (?:the )?(?:llama_)?context|failed to initialize the context")
+});
 static COMPUTE_FAILED: LazyLock<Regex> =
     LazyLock::new(|| re(r"failed to allocate compute (?:pp )?buffers"));
 // ggml/src/ggml-backend.cpp ggml_backend_cpu_buffer_type_alloc_buffer
@@ -174,6 +181,10 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
     }
     if KV_FAILED.is_match(line) {
         out.push(LogEvent::LlamaKvAllocFailed);
+    }
+    if CONTEXT_FAILED.is_match(line) && !KV_FAILED.is_match(line) && !COMPUTE_FAILED.is_match(line)
+    {
+        out.push(LogEvent::LlamaContextFailed);
     }
     if COMPUTE_FAILED.is_match(line) {
         out.push(LogEvent::LlamaComputeAllocFailed);

@@ -6,6 +6,7 @@
 //! span wrapped lines (consoles and issue pastes break it), everything else from its own line.
 
 mod ggml;
+mod keywords;
 mod prose;
 mod serving;
 mod stacks;
@@ -13,9 +14,6 @@ mod system;
 pub mod time;
 mod torch;
 
-use std::sync::LazyLock;
-
-use regex::Regex;
 use serde::Serialize;
 
 pub use torch::TorchOom;
@@ -77,6 +75,10 @@ pub enum Mechanism {
     KvCache,
     /// a materialised attention score matrix (eager attention, O(n^2) mask)
     AttentionScores,
+    /// memory held by other processes on the same GPU ("other VRAM consumers")
+    OtherProcesses,
+    /// the number of sequences run at once (num_return_sequences, too many requests)
+    Batch,
 }
 
 /// Which kind of llama.cpp buffer a `... buffer size = X MiB` line reports.
@@ -113,6 +115,8 @@ pub enum NotOomKind {
     IllegalMemoryAccess,
     Nccl,
     StreamCapture,
+    /// the host's shared memory (/dev/shm, a tmpfs in host RAM) is full or capped: a
+    /// container's default 64 MB shm, NCCL's per-rank segments (classified as host memory)
     SharedMemory,
     DeviceAssert,
     /// vLLM's profiling assertion when free memory did not change (vLLM PR #33358)
@@ -218,6 +222,10 @@ pub enum LogEvent {
     },
     /// vLLM V1: OOM in the sampler warm-up with max_num_seqs dummy requests
     VllmSamplerWarmupOom { num_requests: u64 },
+    /// vLLM (hybrid models): `max_num_seqs (N) exceeds available Mamba cache blocks (M)`
+    VllmSeqsOverStateBlocks { seqs: u64, blocks: u64 },
+    /// vLLM sleep mode: `Y GiB memory is still in use` while the engine sleeps
+    VllmSleepResidual { bytes: u64 },
     /// vLLM's hint printed on an OOM during CUDA-graph capture
     VllmCudaGraphOomHint,
     /// vLLM: total × utilization = budget
@@ -275,6 +283,8 @@ pub enum LogEvent {
     LlamaKvAllocFailed,
     /// llama.cpp: compute buffers could not be allocated
     LlamaComputeAllocFailed,
+    /// llama.cpp (or a binding): the context could not be created, which buffer not said
+    LlamaContextFailed,
     /// llama.cpp: `<device> model|KV|compute buffer size = X MiB`
     LlamaBuffer {
         kind: BufferKind,
@@ -329,6 +339,7 @@ impl LogEvent {
                 | VllmWeightsLoaded { .. }
                 | VllmInitialUsage { .. }
                 | VllmGraphEstimate { .. }
+                | VllmSleepResidual { .. }
                 | MetalWorkingSet { .. }
                 | TgiShardCannotStart
                 | VllmCudaGraphOomHint
@@ -353,6 +364,7 @@ impl LogEvent {
             | DeviceOom { .. }
             | TurbomindOom
             | FragmentationDescribed { .. }
+            | LlamaContextFailed
             | GgmlAllocFailed { .. } => true,
             HostKilled(k) => matches!(
                 k,
@@ -395,118 +407,6 @@ pub(crate) fn clip(line: &str) -> &str {
     &line[..end]
 }
 
-/// Words that every message we read contains at least one of (checked case-insensitively).
-/// One pass of this set over a line decides whether the per-family readers run at all, which
-/// keeps an 8 MiB log of ordinary INFO lines cheap.
-const KEYWORDS: &[&str] = &[
-    "memory",
-    "alloc",
-    "mib",
-    "gib",
-    "killed",
-    "oom",
-    "137",
-    "captur",
-    "cudagraph",
-    "graph",
-    "profil",
-    "sampler",
-    "load",
-    "kv",
-    "buffer",
-    "offload",
-    "pipeline",
-    "startup complete",
-    "uvicorn",
-    "listening",
-    "throughput",
-    "concurrency",
-    "nccl",
-    "illegal",
-    "misaligned",
-    "/dev/shm",
-    "bus error",
-    "device-side assert",
-    "xid",
-    "fallen off",
-    "fragment",
-    "unallocated",
-    "mmap",
-    "bad_alloc",
-    "connection closed",
-    "out of",
-    "would exceed",
-    "cublas",
-    "alloc_failed",
-    "cudaerror",
-    "hiperror",
-    "cuda_error",
-    "vk_error",
-    "kiogpu",
-    "warmup",
-    "slots",
-    "mem-fraction",
-    "gpu ram",
-    "_init_cache",
-    "determine_",
-    "checkpoint",
-    "cumem",
-    "calloc",
-    "cuda failure",
-    "dispatched on the cpu",
-    "memory layout",
-    "inference compute",
-    "insufficient",
-    "maxbuffer",
-    "maximum",
-    "4gb",
-    "num_ctx",
-    "streamcapture",
-    "addressreserve",
-    "memory_resource",
-    "[tm]",
-    "wired",
-    "scaled_dot_product",
-    "loading model tensors",
-    "tt_fatal",
-    "ur_result_error",
-    "prefill",
-    "over time",
-    "long-running",
-    "long running",
-    "hours",
-    "days",
-    "gradually",
-    "growing",
-    "offloading",
-    "score matrix",
-    "attention",
-    "o(n",
-    "crash",
-    "wake_up",
-    "recommendedmaxworkingset",
-    "outofmemoryerror",
-    "cudasuccess",
-    "shard",
-    "in forward",
-    "in generate",
-    "backward",
-    "in from_pretrained",
-    "in _apply",
-    "in _call_impl",
-    "runner started",
-    "received request",
-    "launch_slot",
-    "compiled with",
-    "compiled without",
-    "resource_exhausted",
-];
-
-static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {
-    let alternation: Vec<String> = KEYWORDS.iter().map(|k| regex::escape(k)).collect();
-    Regex::new(&format!("(?i){}", alternation.join("|"))).expect("static regex")
-});
-
 /// Read every event in `text`, in order of appearance.
 pub fn read_events(text: &str) -> Vec<Located> {
     let lines: Vec<&str> = text.lines().map(clip).collect();
@@ -516,7 +416,7 @@ pub fn read_events(text: &str) -> Vec<Located> {
         if out.len() >= MAX_EVENTS {
             out.drain(..MAX_EVENTS / 2);
         }
-        if !ANY_KEYWORD.is_match(line) {
+        if !keywords::ANY_KEYWORD.is_match(line) {
             continue;
         }
         let mut found = Vec::new();

@@ -18,7 +18,7 @@ fn re(s: &str) -> Regex {
 /// command line's `--enable-chunked-prefill` is not taken for a phase).
 static FAILURE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bOOM|out[- ]?of[- ]?memory|_OUT_OF_\w*MEMORY|\bdies\b|\bdied\b|crash|abort|fail|runs? out|exhaust|not enough|insufficient|exceed|killed|panic",
+        r"(?i)\bOOM|out[- ]?of[- ]?memory|_OUT_OF_\w*MEMORY|\bdies\b|\bdied\b|crash|abort|fail|runs? out|exhaust|not enough|insufficient|exceed|killed|panic|\bmemory error",
     )
 });
 
@@ -29,7 +29,7 @@ static FAILURE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
 /// prefill_step_size pieces but attention still spans the prompt).
 static PREFILL: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(?:during|in|at|on|the|long[- ]context|long[- ]prompt)\s+(?:the\s+)?prefill|\bprefill(?:ing)?\s+(?:dies|died|fails?|failed|OOMs?|crash)",
+        r"(?i)\b(?:during|in|at|on|for|the|long[- ]context|long[- ]prompt)\s+(?:the\s+|an?\s+)?(?:[\w+.~-]+\s+){0,3}prefill\b|\b(?:context|prompt|token|single[- ]pass)[- ]prefill\b|\bprefill(?:ing)?\s+(?:dies|died|fails?|failed|OOMs?|crash)",
     )
 });
 
@@ -46,17 +46,29 @@ static LOADING: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)\b(?:when|while|during)\s+(?:offloading|loading)\b|\bduring (?:model|weight) load")
 });
 
-/// CUDA-graph capture named as when it failed (or what caused it).
+/// CUDA-graph capture named as when it failed (or what caused it): "during CUDA graph capture",
+/// "when capturing graph", "OOM ... with cudagraph" (graphs hold static input/output buffers
+/// and a private pool that eager mode frees; torch/cuda/graphs.py make_graphed_callables).
 static CAPTURE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?cuda[- ]?graphs?|\b(?:during|in|at) (?:the )?(?:cuda[- ]?)?graph[- ]captur",
+        r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?(?:cuda[- ]?)?graphs?\b|\b(?:during|in|at) (?:the )?(?:cuda[- ]?)?graph[- ]captur|\b(?:with|pairing with|paring with|when using|enabling) (?:the )?cuda[- ]?graphs?\b",
     )
 });
 
-/// The KV cache named as what ran short or grew.
+/// The KV cache named as what ran short or grew (the prompt cache of mlx_lm.server keeps the KV
+/// caches of earlier requests).
 static KV: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)(?:insufficient|not enough|out of|unbounded|exhaust\w*)\s+(?:per-sequence\s+)?KV\b|\bKV(?:[- ]cache)?\s+(?:memory\s+)?(?:growth|grows|can grow|exhaust|runs? out)",
+        r"(?i)(?:insufficient|not enough|out of|unbounded|exhaust\w*)\s+(?:per-sequence\s+)?KV\b|\bKV(?:[- ]cache)?\s+(?:memory\s+)?(?:growth|grows|can grow|exhaust|runs? out)|\bwith the kv[ _]buffer\b|\bprompt[- ]cache (?:reached|grew|grows)\b",
+    )
+});
+
+/// Memory held by someone else on the same GPU, named in the failure's sentence ("other VRAM
+/// consumers", "another process", "other processes"): what tenants the subtraction total -
+/// this process - free finds when the message prints its numbers.
+static OTHERS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bother (?:VRAM |GPU )?(?:consumers|processes|applications|programs|jobs|tenants)\b|\banother (?:process|instance|job|application)\b",
     )
 });
 
@@ -69,6 +81,15 @@ static ATTENTION: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// The number of sequences run at once named as what was raised: transformers' generate()
+/// expands the batch by num_return_sequences (generation/utils.py
+/// _expand_inputs_for_generation), so asking for many is a batch of that many.
+static BATCH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bnum_return_sequences\b|\btoo many (?:concurrent |parallel )?(?:requests|sequences|samples)\b",
+    )
+});
+
 /// Read the narrative evidence on line `i`.
 pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
     let failure = FAILURE_WORDS.is_match(line);
@@ -78,6 +99,10 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::AttentionScores));
     } else if failure && KV.is_match(line) {
         out.push(LogEvent::Described(Mechanism::KvCache));
+    } else if failure && OTHERS.is_match(line) {
+        out.push(LogEvent::Described(Mechanism::OtherProcesses));
+    } else if failure && BATCH.is_match(line) {
+        out.push(LogEvent::Described(Mechanism::Batch));
     }
     if failure && CAPTURE.is_match(line) {
         out.push(LogEvent::Phase(Phase::CudaGraphCapture));

@@ -52,6 +52,14 @@ static PROFILING_ERROR: LazyLock<Regex> = LazyLock::new(|| {
 static SAMPLER: LazyLock<Regex> = LazyLock::new(|| {
     re(r"out of memory occurred when warming up sampler with (\d+) dummy requests")
 });
+// vllm/config/compilation.py (hybrid Mamba/linear-attention models, V1): each decode sequence
+// holds one state block, so max_num_seqs must not exceed the blocks the budget gave
+static STATE_BLOCKS: LazyLock<Regex> =
+    LazyLock::new(|| re(r"max_num_seqs \((\d+)\) exceeds available Mamba cache blocks \((\d+)\)"));
+// vllm/v1/worker/gpu_worker.py sleep(): `Sleep mode freed X GiB memory, Y GiB memory is still in
+// use.` (what stays on the GPU while the engine sleeps: the weights at level 1, buffers)
+static SLEEP_RESIDUAL: LazyLock<Regex> =
+    LazyLock::new(|| re(r"SIZE (?:of )?memory is still in use"));
 // vllm/worker/worker.py (V0) budget lines
 static BUDGET_V0: LazyLock<Regex> = LazyLock::new(|| {
     re(r"total_gpu_memory \(([\d.]+) ?GiB\) x gpu_memory_utilization \(([\d.]+)\)")
@@ -120,6 +128,10 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("torch.cuda.graph(", Phase::CudaGraphCapture),
     ("in _capture_cudagraphs", Phase::CudaGraphCapture),
     ("in capture_one_batch_size", Phase::CudaGraphCapture),
+    // torch/cuda/graphs.py make_graphed_callables (TransformerEngine's graph.py has its own of
+    // the same name), Megatron-LM core/transformer/cuda_graphs.py create_cudagraphs
+    ("in make_graphed_callables", Phase::CudaGraphCapture),
+    ("create_cudagraphs", Phase::CudaGraphCapture),
     ("Graph capturing finished", Phase::Serving),
     ("in _dummy_sampler_run", Phase::SamplerWarmup),
     ("in profile_run", Phase::Profiling),
@@ -154,6 +166,9 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     // sglang/vllm model construction: parameters are created while loading
     ("in create_weights", Phase::WeightLoading),
     ("Application startup complete", Phase::Serving),
+    // an HTTP access-log line of a completed request (uvicorn, mlx_lm.server's http.server):
+    // the server had been answering requests
+    ("HTTP/1.1\" 200", Phase::Serving),
     ("Avg prompt throughput", Phase::Serving),
     ("Uvicorn running on", Phase::Serving),
     ("server is listening on", Phase::Serving),
@@ -308,6 +323,8 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         "prefill tokens",
         "total tokens",
         "If this problem",
+        "Mamba cache blocks",
+        "still in use",
     ];
     if !NEEDS.iter().any(|w| line.contains(w)) {
         return;
@@ -320,6 +337,17 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     if let Some(c) = SAMPLER.captures(&sampler_w) {
         if let Some(n) = num(&c[1]) {
             out.push(LogEvent::VllmSamplerWarmupOom { num_requests: n });
+        }
+    }
+    if let Some(b) = SLEEP_RESIDUAL
+        .captures(line)
+        .and_then(|c| parse_log_size(&c[1]))
+    {
+        out.push(LogEvent::VllmSleepResidual { bytes: b });
+    }
+    if let Some(c) = STATE_BLOCKS.captures(line) {
+        if let (Some(seqs), Some(blocks)) = (num(&c[1]), num(&c[2])) {
+            out.push(LogEvent::VllmSeqsOverStateBlocks { seqs, blocks });
         }
     }
     if line.contains("If this problem persists, try setting") {

@@ -29,6 +29,9 @@ static SYCL: LazyLock<Regex> = LazyLock::new(|| {
         r"UR_RESULT_ERROR_OUT_OF_(?:DEVICE|HOST)_MEMORY|ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY|PI_ERROR_OUT_OF_HOST_MEMORY",
     )
 });
+// a person's "with 27GB free" on the failure's line
+static FREE_STATED: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\bwith (\d+(?:\.\d+)?) ?Gi?B (?:of )?(?:VRAM |memory )?free\b"));
 // MXNet src/common/cuda/utils.h CUBLAS_CALL: `Check failed: err == CUBLAS_STATUS_SUCCESS (1 vs.
 // 0) : Create cublas handle failed`; status 1 is CUBLAS_STATUS_NOT_INITIALIZED, which
 // cublasCreate returns when it cannot allocate the handle's resources (cuBLAS docs, cublasCreate)
@@ -65,6 +68,16 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         }
     } else if SYCL.is_match(line) {
         out.push(LogEvent::DeviceOom { api: "SYCL".into() });
+        // Level Zero refuses a single allocation over 4 GB unless relaxed limits are enabled
+        // (UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS): failing while the line itself states more
+        // than that free is the per-allocation cap, not a full device
+        if FREE_STATED
+            .captures(line)
+            .and_then(|c| c[1].parse::<f64>().ok())
+            .is_some_and(|gb| gb > 4.0)
+        {
+            out.push(LogEvent::NotOom(super::NotOomKind::BufferLimit));
+        }
     } else if CUBLAS_HANDLE.is_match(line) {
         out.push(LogEvent::RawCudaOom);
     }

@@ -81,7 +81,7 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 11]> = LazyLock::new(|| {
         ),
         (
             re(
-                r"/dev/shm.*No space left on device|No space left on device.*/dev/shm|insufficient shared memory|Unexpected bus error",
+                r"/dev/shm.*No space left on device|No space left on device.*/dev/shm|insufficient shared memory|Unexpected bus error|Error while creating shared memory segment",
             ),
             NotOomKind::SharedMemory,
         ),
@@ -124,10 +124,12 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 11]> = LazyLock::new(|| {
 // a sentence about an OOM (not vLLM's own "If out-of-memory error occurs during cudagraph
 // capture" advice, which it prints on every start)
 static NARRATIVE_OOM: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"\bOOM(?:s|ed|ing)?\b|\bout-of-memory\b|`(?:torch\.)?(?:cuda\.)?OutOfMemoryError`")
+    re(
+        r"\bOOM(?:s|ed|ing)?\b|\boom(?:s|ed|ing)?(?:[^-_\w]|$)|\bout-of-memory\b|`(?:torch\.)?(?:cuda\.)?OutOfMemoryError`",
+    )
 });
 static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)(?:SIZE\s+)?reserved[- ]but[- ]unallocated|\bfragment(?:s|ed|ation)\b")
+    re(r"(?i)(?:SIZE\s+)?reserved[- ](?:but[- ])?unallocated|\bfragment(?:s|ed|ation)\b")
 });
 
 /// Words at least one of which every message read here contains (one pass decides whether the

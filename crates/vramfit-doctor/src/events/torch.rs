@@ -80,6 +80,13 @@ static FREE_OLD: LazyLock<Regex> = LazyLock::new(|| re(r"; SIZE free[;)]"));
 static RESERVED_OLD: LazyLock<Regex> =
     LazyLock::new(|| re(r"SIZE reserved in total by (?i:pytorch)"));
 static CACHED_OLD: LazyLock<Regex> = LazyLock::new(|| re(r"SIZE cached\)"));
+// the same fields as people and log processors restate them, one per line (`GPU has 19.53 GiB
+// total, 329.87 MiB free.` / `PyTorch allocated: 18.40 GiB` / `Reserved but unallocated: X`)
+static TOTAL_TERSE: LazyLock<Regex> = LazyLock::new(|| re(r"GPU(?: \d+)? has SIZE total"));
+static FREE_TERSE: LazyLock<Regex> = LazyLock::new(|| re(r"total, SIZE free"));
+static ALLOCATED_TERSE: LazyLock<Regex> = LazyLock::new(|| re(r"(?i:pytorch) allocated:\s*SIZE"));
+static UNALLOCATED_TERSE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i:reserved but unallocated):\s*SIZE"));
 
 static MPS: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -143,8 +150,12 @@ pub(crate) fn parse_window(backend: &str, w: &str) -> TorchOom {
                 .then_some(1u64 << 60)
         }),
         gpu: GPU.captures(w).and_then(|c| c[1].parse().ok()),
-        total: size(&TOTAL_NEW, w).or_else(|| size(&TOTAL_OLD, w)),
-        free: size(&FREE_NEW, w).or_else(|| size(&FREE_OLD, w)),
+        total: size(&TOTAL_NEW, w)
+            .or_else(|| size(&TOTAL_OLD, w))
+            .or_else(|| size(&TOTAL_TERSE, w)),
+        free: size(&FREE_NEW, w)
+            .or_else(|| size(&FREE_OLD, w))
+            .or_else(|| size(&FREE_TERSE, w)),
         this_process: size(&THIS_PROCESS, w),
         allowed: size(&ALLOWED, w),
         private_pools: size(&PRIVATE, w),
@@ -167,6 +178,9 @@ pub(crate) fn parse_window(backend: &str, w: &str) -> TorchOom {
             (None, Some(c)) => Some(c),
             _ => None,
         };
+    } else if let Some(a) = size(&ALLOCATED_TERSE, w) {
+        t.allocated = Some(a);
+        t.reserved_unallocated = size(&UNALLOCATED_TERSE, w);
     }
     t
 }
