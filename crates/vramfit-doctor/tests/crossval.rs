@@ -45,6 +45,11 @@ const GATHERED: &str = include_str!("fixtures/oom_gathered.jsonl");
 const GATHERED2: &str = include_str!("fixtures/oom_gathered2.jsonl");
 const GATHERED3: &str = include_str!("fixtures/oom_gathered3.jsonl");
 const GATHERED4: &str = include_str!("fixtures/oom_gathered4.jsonl");
+const GATHERED5: &str = include_str!("fixtures/oom_gathered5.jsonl");
+
+/// holdout6's size and its first-sight score (measured once, session 6).
+const HOLDOUT6_N: usize = 52;
+const HOLDOUT6_FIRST_SIGHT: usize = 26;
 
 /// One report with its established cause.
 struct Case {
@@ -129,6 +134,13 @@ fn holdout3_fold() -> Vec<Case> {
 /// misses were read from 14:10 and rules written for the mechanisms they show: 33/53 since.
 fn holdout5_fold() -> Vec<Case> {
     cases(GATHERED4, "gathered4", Some("holdout5"))
+}
+
+/// `oom_gathered5.jsonl`: gathered blind in session 6 by a person who neither ran doctor on it
+/// nor saw the rules change; the rule writer never saw it. Scored once, on that round's final
+/// rules (main at the merge of h5/doctor5).
+fn holdout6_fold() -> Vec<Case> {
+    cases(GATHERED5, "gathered5", Some("holdout6"))
 }
 
 fn holdout4_fold() -> Vec<Case> {
@@ -275,6 +287,17 @@ fn cross_validated_accuracy() {
         "holdout4 {}/{} fell below the figure after reading",
         h4.right,
         h4.total
+    );
+    // holdout6 (oom_gathered5): held apart from the rule writer of session 6, scored once on
+    // the final rules of that round. This is the cross-validated figure of that round.
+    let held6 = holdout6_fold();
+    let h6 = score("holdout6 (oom_gathered5; first sight)", &held6, true);
+    assert_eq!(held6.len(), HOLDOUT6_N, "holdout6 size");
+    assert!(
+        h6.right >= HOLDOUT6_FIRST_SIGHT,
+        "holdout6 {}/{} fell below its first-sight figure",
+        h6.right,
+        h6.total
     );
     // every labelled report (269), in-sample: the confusion matrix docs/accuracy.md publishes
     let every: Vec<Case> = kfold_reports()
