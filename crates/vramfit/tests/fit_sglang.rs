@@ -212,7 +212,7 @@ fn what_fits_where() {
         .find(|p| p.weight_bits > 15.0 && p.kv_bits == 16.0)
         .unwrap();
     assert!(
-        bf16.max_context < 40960 && bf16.max_context > 30000,
+        bf16.max_context < 40960 && bf16.max_context > 28000,
         "{}",
         bf16.max_context
     );
@@ -305,7 +305,8 @@ fn table_rows_bf16_and_fp8() {
     assert!(cell("4060", "FP8").max_context.is_none());
     let bf16 = cell("4090", "BF16").max_context.unwrap();
     let fp8 = cell("4090", "FP8").max_context.unwrap();
-    assert!(bf16 > 30000 && fp8 == 40960, "{bf16} {fp8}");
+    // the 4090's CUDA-visible 23.55 GiB (not nvidia-smi's 23.99) leaves BF16 about 29.6K
+    assert!(bf16 > 28000 && fp8 == 40960, "{bf16} {fp8}");
     // T4: compute capability 7.5, no FP8
     assert!(cell("T4", "FP8").max_context.is_none());
     // at a context: the requests of it at once

@@ -300,7 +300,7 @@ mod tests {
         assert!(v["memory_bytes"].as_u64().unwrap() > 80_000_000_000);
         let table = gpus_table(&[catalog::find_gpu("T4").unwrap()]);
         assert!(
-            table.contains("Tesla T4") && table.contains("15.00"),
+            table.contains("Tesla T4") && table.contains("14.74"),
             "{table}"
         );
     }
