@@ -9,7 +9,8 @@ bench_stats() {
         t1=$(date +%s%N)
         times+=($(( (t1 - t0) / 1000 )))
     done
-    rss=$("$TIME" -v "$@" 2>&1 >/dev/null | awk -F': ' '/Maximum resident set size/ {print $2}')
+    # a command that exits non-zero (1: does not fit) must not stop the script (set -e, pipefail)
+    rss=$("$TIME" -v "$@" 2>&1 >/dev/null | awk -F': ' '/Maximum resident set size/ {print $2}') || true
     printf '%s\n' "${times[@]}" | sort -n | awk -v rss="$rss" -v n="$RUNS" '
         { a[NR] = $1 }
         END {

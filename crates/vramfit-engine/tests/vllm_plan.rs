@@ -173,12 +173,13 @@ fn visible_devices_pick_the_gpus() {
 }
 
 #[test]
-fn cuda_graphs_are_charged_from_v0_21() {
+fn cuda_graphs_are_charged_from_v0_20() {
+    // envs.py: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to "0" in v0.19.0, "1" in v0.20.0
     let hw = rtx4090s(1, 24564 * MIB);
-    let new = run("vllm serve M --max-model-len 8192", "0.21.0", &hw, None);
+    let new = run("vllm serve M --max-model-len 8192", "0.20.0", &hw, None);
     let old = run(
         "vllm serve M --max-model-len 8192 --gpu-memory-utilization 0.92",
-        "0.20.2",
+        "0.19.1",
         &hw,
         None,
     );
@@ -190,14 +191,14 @@ fn cuda_graphs_are_charged_from_v0_21() {
     );
     let off = run(
         "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 vllm serve M --max-model-len 8192",
-        "0.21.0",
+        "0.20.0",
         &hw,
         None,
     );
     assert_eq!(off.devices[0].kv_cache_bytes, old.devices[0].kv_cache_bytes);
     let eager = run(
         "vllm serve M --max-model-len 8192 --enforce-eager",
-        "0.21.0",
+        "0.20.0",
         &hw,
         None,
     );

@@ -12,7 +12,7 @@
 //!
 //! `VRAMFIT_CV_VERBOSE=1` adds one line per case (predicted components, signed errors);
 //! `VRAMFIT_CV_V1_ONLY=1` runs every vLLM start on the V1 runner (the model before
-//! `vllm::runner`), for a before/after on the same logs. The test fails below 87 % of the vLLM
+//! `vllm::runner`), for a before/after on the same logs. The test fails below 89 % of the vLLM
 //! comparisons within tolerance (leave-one-out). SGLang's logs have their own harness
 //! (accuracy_cv_sglang.rs).
 //!
@@ -50,10 +50,10 @@ fn era(v: Option<&str>) -> &'static str {
         .unwrap_or(vllm::Version::CURRENT);
     if v < vllm::Version::new(0, 8, 0) {
         "V0 (<0.8)"
-    } else if v < vllm::Version::new(0, 21, 0) {
-        "V1 0.8-0.20"
+    } else if v < vllm::Version::new(0, 20, 0) {
+        "V1 0.8-0.19"
     } else {
-        "V1 0.21+ (graphs charged)"
+        "V1 0.20+ (graphs charged)"
     }
 }
 
@@ -315,10 +315,10 @@ fn leave_one_log_out() {
         all_cv.0,
         all_cv.1
     );
-    // below the bar reached (468/524 = 89.3 % leave-one-out on 117 starts, session 6), with
+    // below the bar reached (482/524 = 92.0 % leave-one-out on 117 starts, session 6), with
     // room for logs still being gathered; raise it as the model improves
     assert!(
-        all_cv.0 * 100 >= all_cv.1 * 87,
+        all_cv.0 * 100 >= all_cv.1 * 89,
         "LOO {}/{}",
         all_cv.0,
         all_cv.1

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! requested  = total × gpu_memory_utilization            (gpu_worker.py init_device)
-//! available  = requested − weights − activation peak − non-torch − CUDA-graph estimate (v0.21+)
+//! available  = requested − weights − activation peak − non-torch − CUDA-graph estimate (v0.20+)
 //! num_blocks = available // page // group_size, minimum over workers
 //! ```
 //!

@@ -4,7 +4,7 @@
 //! The start-up sequence mirrored here (vllm/v1/worker/gpu_worker.py, kv_cache_utils.py):
 //! 1. `init_device`: requested = total × gpu_memory_utilization; fail if free < requested.
 //! 2. `determine_available_memory`: available KV = requested − weights − activation peak −
-//!    non-torch (− the CUDA-graph estimate from v0.21); `--kv-cache-memory-bytes` replaces it.
+//!    non-torch (− the CUDA-graph estimate from v0.20); `--kv-cache-memory-bytes` replaces it.
 //! 3. `_check_enough_kv_cache_memory`: fail if available ≤ 0, or if one request of
 //!    max_model_len needs more (then vLLM prints its estimated maximum model length).
 //! 4. num_blocks = available // page // group_size, the minimum over workers.
@@ -367,7 +367,7 @@ pub(super) fn evaluate(
             let used = w.requested + w.profile.cuda_graph_bytes;
             if used > w.gpu.free_bytes {
                 problems.push(format!(
-                    "GPU {i}: CUDA graphs ({}) are captured on top of the {} budget (before v0.21, or under Model Runner V2) and exceed free memory: expect an OOM during graph capture",
+                    "GPU {i}: CUDA graphs ({}) are captured on top of the {} budget (before v0.20, or under Model Runner V2) and exceed free memory: expect an OOM during graph capture",
                     fmt_bytes(w.profile.cuda_graph_bytes),
                     fmt_bytes(w.requested)
                 ));

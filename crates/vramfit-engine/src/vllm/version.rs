@@ -56,21 +56,25 @@ impl Version {
 
     /// The default `--gpu-memory-utilization`: 0.9, raised to 0.92 by vLLM PR #38284
     /// (vllm/config/cache.py `gpu_memory_utilization` Field default; 0.92 in v0.25.0, v0.28.0 and
-    /// v0.31.0 logs). The first release with 0.92 is taken as v0.19.0 (the PR was merged in spring
-    /// 2026, before issue #40691 on v0.19).
+    /// v0.31.0 logs). The first release with 0.92 is v0.20.0: v0.19.0's config/cache.py still has
+    /// `default=0.9`, and a v0.19.1 log (code-index id 57978845466) suggests "utilization 0.9596"
+    /// for its 2.35 GiB graph estimate on a 39.50 GiB A100, i.e. 0.90 + 2.35 / 39.50.
     pub fn default_gpu_memory_utilization(self) -> f64 {
-        if self >= Version::new(0, 19, 0) {
+        if self >= Version::new(0, 20, 0) {
             0.92
         } else {
             0.9
         }
     }
 
-    /// CUDA-graph memory is estimated during profiling and taken out of the KV budget by default
-    /// from v0.21.0 (PR #30515; gpu_worker.py "CUDA graph memory profiling is enabled (default
-    /// since v0.21.0)"). Before, graphs were captured after KV sizing, on top of the budget.
+    /// CUDA-graph memory is estimated during profiling (PR #30515) and taken out of the KV budget
+    /// by default from v0.20.0: envs.py's `VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS` defaults to
+    /// "0" in v0.19.0 and "1" in v0.20.0 (PR #38284, the change that also raised the default
+    /// utilization; later logs word it "default since v0.21.0", and the v0.20.0 log of dev record
+    /// vllm-h2-007 deducts its 1.10 GiB estimate). Before, graphs were captured after KV sizing,
+    /// on top of the budget.
     pub fn deducts_cuda_graphs(self) -> bool {
-        self >= Version::new(0, 21, 0)
+        self >= Version::new(0, 20, 0)
     }
 
     /// How "GPU KV cache size: N tokens" is computed (kv_cache_utils.py, by release).
@@ -133,11 +137,16 @@ mod tests {
     #[test]
     fn defaults_by_release() {
         assert_eq!(Version::new(0, 10, 1).default_gpu_memory_utilization(), 0.9);
+        assert_eq!(Version::new(0, 19, 1).default_gpu_memory_utilization(), 0.9);
+        assert_eq!(
+            Version::new(0, 20, 0).default_gpu_memory_utilization(),
+            0.92
+        );
         assert_eq!(
             Version::new(0, 31, 0).default_gpu_memory_utilization(),
             0.92
         );
-        assert!(!Version::new(0, 20, 2).deducts_cuda_graphs());
-        assert!(Version::new(0, 21, 0).deducts_cuda_graphs());
+        assert!(!Version::new(0, 19, 1).deducts_cuda_graphs());
+        assert!(Version::new(0, 20, 0).deducts_cuda_graphs());
     }
 }
