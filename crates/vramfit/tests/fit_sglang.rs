@@ -312,7 +312,8 @@ fn table_rows_bf16_and_fp8() {
     // at a context: the requests of it at once
     let (_, cells) = vramfit_plan::sglang::table_cells(&q8, &gpus[1..2], None, Some(8192)).unwrap();
     assert!(cells[1].max_concurrency.unwrap() >= cells[0].max_concurrency.unwrap());
-    assert!(cells[0].max_concurrency.unwrap() >= 4);
+    // BF16 on the 4090's 23.55 GiB: three requests of 8192 at once (four with nvidia-smi's 23.99)
+    assert!(cells[0].max_concurrency.unwrap() >= 3);
     // a quant SGLang does not load in flight: one line naming it and what to use
     let e = vramfit_plan::sglang::table_cells(&q8, &gpus, Some(&["Q4_K_M".to_string()]), None)
         .unwrap_err()
