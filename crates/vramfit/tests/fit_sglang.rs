@@ -212,7 +212,7 @@ fn what_fits_where() {
         .find(|p| p.weight_bits > 15.0 && p.kv_bits == 16.0)
         .unwrap();
     assert!(
-        bf16.max_context < 40960 && bf16.max_context > 30000,
+        bf16.max_context < 40960 && bf16.max_context > 28000,
         "{}",
         bf16.max_context
     );
@@ -305,13 +305,15 @@ fn table_rows_bf16_and_fp8() {
     assert!(cell("4060", "FP8").max_context.is_none());
     let bf16 = cell("4090", "BF16").max_context.unwrap();
     let fp8 = cell("4090", "FP8").max_context.unwrap();
-    assert!(bf16 > 30000 && fp8 == 40960, "{bf16} {fp8}");
+    // the 4090's CUDA-visible 23.55 GiB (not nvidia-smi's 23.99) leaves BF16 about 29.6K
+    assert!(bf16 > 28000 && fp8 == 40960, "{bf16} {fp8}");
     // T4: compute capability 7.5, no FP8
     assert!(cell("T4", "FP8").max_context.is_none());
     // at a context: the requests of it at once
     let (_, cells) = vramfit_plan::sglang::table_cells(&q8, &gpus[1..2], None, Some(8192)).unwrap();
     assert!(cells[1].max_concurrency.unwrap() >= cells[0].max_concurrency.unwrap());
-    assert!(cells[0].max_concurrency.unwrap() >= 4);
+    // BF16 on the 4090's 23.55 GiB: three requests of 8192 at once (four with nvidia-smi's 23.99)
+    assert!(cells[0].max_concurrency.unwrap() >= 3);
     // a quant SGLang does not load in flight: one line naming it and what to use
     let e = vramfit_plan::sglang::table_cells(&q8, &gpus, Some(&["Q4_K_M".to_string()]), None)
         .unwrap_err()
