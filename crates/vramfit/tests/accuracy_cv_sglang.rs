@@ -251,9 +251,22 @@ fn sglang_leave_one_log_out() {
 /// never shown to its writer, scored once with the constant in force (nothing refitted on them).
 #[test]
 fn sglang_held_apart_logs() {
-    common::offline(&format!("vramfit-cv-sglang-apart-{}", std::process::id()));
-    let cases = cases_of(include_str!("fixtures/sglang_heldapart_logs.jsonl"));
-    assert_eq!(cases.len(), 6);
+    held_apart(include_str!("fixtures/sglang_heldapart_logs.jsonl"), 6);
+}
+
+/// The second held-apart set (`sglang_heldapart2_logs.jsonl`, session 6), scored the same way.
+#[test]
+fn sglang_held_apart_logs_2() {
+    held_apart(include_str!("fixtures/sglang_heldapart2_logs.jsonl"), 5);
+}
+
+fn held_apart(text: &str, n: usize) {
+    common::offline(&format!(
+        "vramfit-cv-sglang-apart-{n}-{}",
+        std::process::id()
+    ));
+    let cases = cases_of(text);
+    assert_eq!(cases.len(), n);
     let mut tallies: std::collections::BTreeMap<&str, Tally> = Default::default();
     for c in &cases {
         let rows = score(c, &run(c, sglang::LOAD_NON_TORCH_BYTES));
