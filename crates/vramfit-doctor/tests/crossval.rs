@@ -451,6 +451,20 @@ fn kfold_rules_vs_prior() {
     kfold_165();
 }
 
+/// The answers with the learned prior: (at the rules' fallbacks, at confidence <= 0.45); the
+/// rules' own cause where the prior is not consulted or has no guess.
+fn prior_answers(prior: &prior::Prior, d: &vramfit_doctor::Diagnosis) -> (Cause, Cause) {
+    let guess = prior.predict(&d.basis).map(|(c, _, _)| c);
+    let at = |use_prior: bool| {
+        if use_prior {
+            guess.unwrap_or(d.cause)
+        } else {
+            d.cause
+        }
+    };
+    (at(d.basis.fallback), at(d.confidence <= 0.45))
+}
+
 /// Rules vs rules + prior by k-fold over `reports`: (rules, prior at fallbacks, prior at
 /// confidence <= 0.45), each a count of right answers.
 fn kfold(reports: &[Case]) -> (usize, usize, usize) {
@@ -470,17 +484,7 @@ fn kfold(reports: &[Case]) -> (usize, usize, usize) {
         );
         for (_, d, e) in scored.iter().filter(|(f, _, _)| *f == k) {
             rules += usize::from(d.cause == *e);
-            let guess = prior.predict(&d.basis).map(|(c, _, _)| c);
-            let fb = if d.basis.fallback {
-                guess.unwrap_or(d.cause)
-            } else {
-                d.cause
-            };
-            let low = if d.confidence <= 0.45 {
-                guess.unwrap_or(d.cause)
-            } else {
-                d.cause
-            };
+            let (fb, low) = prior_answers(&prior, d);
             with_prior += usize::from(fb == *e);
             low_prior += usize::from(low == *e);
         }
@@ -509,17 +513,7 @@ fn kfold_165() {
         for (_, d, e) in scored.iter().filter(|(f, _, _)| *f == k) {
             m += 1;
             r += usize::from(d.cause == *e);
-            let guess = prior.predict(&d.basis).map(|(c, _, _)| c);
-            let by_fallback = if d.basis.fallback {
-                guess.unwrap_or(d.cause)
-            } else {
-                d.cause
-            };
-            let by_low = if d.confidence <= 0.45 {
-                guess.unwrap_or(d.cause)
-            } else {
-                d.cause
-            };
+            let (by_fallback, by_low) = prior_answers(&prior, d);
             p += usize::from(by_fallback == *e);
             l += usize::from(by_low == *e);
         }
@@ -545,13 +539,7 @@ fn kfold_165() {
     for c in &held4 {
         let d = diagnose(&c.excerpt);
         r += usize::from(d.cause == c.expected);
-        let guess = prior.predict(&d.basis).map(|(c, _, _)| c);
-        let by_fallback = if d.basis.fallback {
-            guess.unwrap_or(d.cause)
-        } else {
-            d.cause
-        };
-        p += usize::from(by_fallback == c.expected);
+        p += usize::from(prior_answers(&prior, &d).0 == c.expected);
     }
     println!(
         "holdout4 {}: rules {r}, rules+prior(fallback) {p}",

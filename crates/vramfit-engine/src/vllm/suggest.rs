@@ -40,14 +40,15 @@ pub(super) fn suggest(
         .map(|w| w.gpu.free_bytes)
         .min()
         .unwrap_or(0);
+    // what the worst GPU lacks for one request of max_model_len (negative: room to spare)
+    let short = out
+        .workers
+        .iter()
+        .map(|w| out.layouts[w.stage].bytes_per_request(out.max_model_len) as i64 - w.available)
+        .max()
+        .unwrap_or(0);
     if total > 0 {
         let max_util = ((free as f64 / total as f64) * 100.0).floor() / 100.0;
-        let short = out
-            .workers
-            .iter()
-            .map(|w| out.layouts[w.stage].bytes_per_request(out.max_model_len) as i64 - w.available)
-            .max()
-            .unwrap_or(0);
         let want = cfg.gpu_memory_utilization + short.max(0) as f64 / total as f64 + 0.005;
         let want = (want * 100.0).ceil() / 100.0;
         for u in [want.min(max_util), max_util.min(0.98)] {
@@ -104,14 +105,8 @@ pub(super) fn suggest(
     if out.workers.iter().any(|w| w.available <= 0) {
         // the weights vLLM must keep in host memory so that the worst GPU holds one request of
         // max_model_len (cpu_offload_gb moves whole parameters, so 1 GiB of slack)
-        let need = out
-            .workers
-            .iter()
-            .map(|w| out.layouts[w.stage].bytes_per_request(out.max_model_len) as i64 - w.available)
-            .max()
-            .unwrap_or(0);
         let heaviest = out.workers.iter().map(|w| w.weights).max().unwrap_or(0);
-        let gb = (need.max(0) as f64 / GIB as f64 + 1.0).ceil();
+        let gb = (short.max(0) as f64 / GIB as f64 + 1.0).ceil();
         if gb * (GIB as f64) < heaviest as f64 * 0.75 {
             with(format!("--cpu-offload-gb {gb:.0}"), &|c| {
                 c.cpu_offload_bytes += (gb * GIB as f64) as u64
