@@ -468,40 +468,28 @@ fn prior_answers(prior: &prior::Prior, d: &vramfit_doctor::Diagnosis) -> (Cause,
 /// Rules vs rules + prior by k-fold over `reports`: (rules, prior at fallbacks, prior at
 /// confidence <= 0.45), each a count of right answers.
 fn kfold(reports: &[Case]) -> (usize, usize, usize) {
-    use prior::Prior;
-    const K: u64 = 5;
-    let scored: Vec<(usize, vramfit_doctor::Diagnosis, Cause)> = reports
+    kfold_folds(reports)
+        .1
         .iter()
-        .map(|c| (kfold_of(&c.id, K), diagnose(&c.excerpt), c.expected))
-        .collect();
-    let (mut rules, mut with_prior, mut low_prior) = (0, 0, 0);
-    for k in 0..K as usize {
-        let prior = Prior::fit(
-            scored
-                .iter()
-                .filter(|(f, _, _)| *f != k)
-                .map(|(_, d, e)| (&d.basis, *e)),
-        );
-        for (_, d, e) in scored.iter().filter(|(f, _, _)| *f == k) {
-            rules += usize::from(d.cause == *e);
-            let (fb, low) = prior_answers(&prior, d);
-            with_prior += usize::from(fb == *e);
-            low_prior += usize::from(low == *e);
-        }
-    }
-    (rules, with_prior, low_prior)
+        .fold((0, 0, 0), |(r, p, l), f| (r + f.1, p + f.2, l + f.3))
 }
 
-fn kfold_165() {
+/// The k-fold comparison fold by fold: each fold's (n, rules, prior at fallbacks, prior at
+/// confidence <= 0.45), the prior fitted on the other folds; and every report's diagnosis.
+#[allow(clippy::type_complexity)]
+fn kfold_folds(
+    reports: &[Case],
+) -> (
+    Vec<(usize, vramfit_doctor::Diagnosis, Cause)>,
+    Vec<(usize, usize, usize, usize)>,
+) {
     use prior::Prior;
     const K: u64 = 5;
-    let reports = kfold_reports();
     let scored: Vec<(usize, vramfit_doctor::Diagnosis, Cause)> = reports
         .iter()
         .map(|c| (kfold_of(&c.id, K), diagnose(&c.excerpt), c.expected))
         .collect();
-    let (mut rules, mut with_prior, mut low_prior, mut n) = (0, 0, 0, 0);
-    println!("fold  n  rules  rules+prior(fallback)  rules+prior(conf<=0.45)");
+    let mut folds = Vec::new();
     for k in 0..K as usize {
         let prior = Prior::fit(
             scored
@@ -517,6 +505,18 @@ fn kfold_165() {
             p += usize::from(by_fallback == *e);
             l += usize::from(by_low == *e);
         }
+        folds.push((m, r, p, l));
+    }
+    (scored, folds)
+}
+
+fn kfold_165() {
+    use prior::Prior;
+    let reports = kfold_reports();
+    let (scored, folds) = kfold_folds(&reports);
+    let (mut rules, mut with_prior, mut low_prior, mut n) = (0, 0, 0, 0);
+    println!("fold  n  rules  rules+prior(fallback)  rules+prior(conf<=0.45)");
+    for (k, (m, r, p, l)) in folds.into_iter().enumerate() {
         println!("{k:>4} {m:>3} {r:>6} {p:>22} {l:>24}");
         rules += r;
         with_prior += p;
