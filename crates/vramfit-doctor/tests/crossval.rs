@@ -21,6 +21,11 @@
 //! - holdout3: `oom_gathered2.jsonl`, 59 reports gathered apart from the rules (by another
 //!   person, from other threads), scored once before any rule changed for it: 24/59.
 //!
+//! - holdout4 / holdout5: `oom_gathered3.jsonl` / `oom_gathered4.jsonl` (session 5), each scored at
+//!   first sight (24/53, 22/51), read in session 6;
+//! - holdout6: `oom_gathered5.jsonl` (session 6), gathered blind and never shown to the rule
+//!   writer, scored once on that round's final rules: 26/52.
+//!
 //! The first measurement of each holdout is the cross-validated number (docs/doctor.md). Once
 //! measured, a holdout's misses were read and rules written for the mechanisms they show, so
 //! the guards below only keep what is right now from regressing; they are not the held-out
