@@ -29,7 +29,7 @@
 //! The first measurement of each holdout is the cross-validated number (docs/doctor.md). Once
 //! measured, a holdout's misses were read and rules written for the mechanisms they show, so
 //! the guards below only keep what is right now from regressing; they are not the held-out
-//! figures. A report gathered after this (a fourth holdout) must again be scored before any
+//! figures. A report gathered after this (a seventh holdout) must again be scored before any
 //! rule is changed for it.
 //!
 //! Run with `cargo test -p vramfit-doctor --test crossval -- --nocapture` for the matrices.
