@@ -45,18 +45,29 @@ fn plan_3090(version: &str, len: &str) -> vramfit_engine::plan::MemoryPlan {
     let cfg = vllm::parse(&Command::parse(&argv).unwrap(), Some(version)).unwrap();
     let spec = spec_from_config(&cfg.model, &llama31_8b()).unwrap();
     let total = (23.58 * GIB as f64) as u64;
+    plan_on_one(&spec, &cfg, "NVIDIA GeForce RTX 3090", total, 8.6)
+}
+
+/// The plan of `cfg` on one idle GPU of `total` bytes and compute capability `cc`.
+fn plan_on_one(
+    spec: &vramfit_model::ModelSpec,
+    cfg: &vllm::VllmConfig,
+    name: &str,
+    total: u64,
+    cc: f64,
+) -> vramfit_engine::plan::MemoryPlan {
     let gpu = Gpu {
-        name: "NVIDIA GeForce RTX 3090".into(),
+        name: name.into(),
         total_bytes: total,
         free_bytes: total,
         bandwidth_gbps: None,
-        compute_capability: Some(8.6),
+        compute_capability: Some(cc),
         unified: false,
     };
     vllm::plan(
-        &spec,
+        spec,
         None,
-        &cfg,
+        cfg,
         &Hardware {
             gpus: vec![gpu],
             host_ram_bytes: None,
@@ -164,23 +175,7 @@ fn turing_falls_back_to_v0_on_0_8() {
     let run = |cc: f64| {
         let cfg = vllm::parse(&Command::parse(&argv).unwrap(), Some("0.8.5")).unwrap();
         let spec = spec_from_config(&cfg.model, &config).unwrap();
-        let gpu = Gpu {
-            name: "NVIDIA GeForce RTX 2060".into(),
-            total_bytes: 12 * GIB,
-            free_bytes: 12 * GIB,
-            bandwidth_gbps: None,
-            compute_capability: Some(cc),
-            unified: false,
-        };
-        vllm::plan(
-            &spec,
-            None,
-            &cfg,
-            &Hardware {
-                gpus: vec![gpu],
-                host_ram_bytes: None,
-            },
-        )
+        plan_on_one(&spec, &cfg, "NVIDIA GeForce RTX 2060", 12 * GIB, cc)
     };
     let turing = run(7.5);
     let act = turing.devices[0].compute_bytes as f64 / GIB as f64;
