@@ -252,44 +252,20 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
     let pp_layer_partition = env("VLLM_PP_LAYER_PARTITION")
         .map(|v| parse_list::<u64>("VLLM_PP_LAYER_PARTITION", v, "layer counts such as 16,24"))
         .transpose()?;
-    let estimate_cudagraphs = match env("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {
-        None => None,
-        Some(v) => Some(match v.trim() {
-            "1" | "true" | "True" => true,
-            "0" | "false" | "False" => false,
-            _ => {
-                return Err(EngineError::BadEnv {
-                    name: "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS".into(),
-                    value: v.into(),
-                    expected: "0 or 1".into(),
-                })
-            }
+    // a 0/1 switch vLLM reads from the environment (envs.py: "1"/"true" or "0"/"false")
+    let switch = |name: &str| match env(name).map(str::trim) {
+        None => Ok(None),
+        Some("1" | "true" | "True") => Ok(Some(true)),
+        Some("0" | "false" | "False") => Ok(Some(false)),
+        Some(v) => Err(EngineError::BadEnv {
+            name: name.into(),
+            value: v.into(),
+            expected: "0 or 1".into(),
         }),
     };
-    let use_v2_model_runner = match env("VLLM_USE_V2_MODEL_RUNNER").map(str::trim) {
-        None => None,
-        Some("1" | "true" | "True") => Some(true),
-        Some("0" | "false" | "False") => Some(false),
-        Some(v) => {
-            return Err(EngineError::BadEnv {
-                name: "VLLM_USE_V2_MODEL_RUNNER".into(),
-                value: v.into(),
-                expected: "0 or 1".into(),
-            })
-        }
-    };
-    let use_v1 = match env("VLLM_USE_V1").map(str::trim) {
-        None => None,
-        Some("1" | "true" | "True") => Some(true),
-        Some("0" | "false" | "False") => Some(false),
-        Some(v) => {
-            return Err(EngineError::BadEnv {
-                name: "VLLM_USE_V1".into(),
-                value: v.into(),
-                expected: "0 or 1".into(),
-            })
-        }
-    };
+    let estimate_cudagraphs = switch("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")?;
+    let use_v2_model_runner = switch("VLLM_USE_V2_MODEL_RUNNER")?;
+    let use_v1 = switch("VLLM_USE_V1")?;
     let mut unknown_flags = Vec::new();
     for u in &flags.unknown {
         let name = u.split([' ', '=']).next().unwrap_or(u);
