@@ -253,9 +253,10 @@ pub fn report(res: &FitResult, hw: &Hardware, o: &Options) -> String {
         if p.max_context > p.max_model_len || p.max_concurrency > p.concurrency {
             let _ = writeln!(
                 out,
-                "  room: up to {} context, or {} requests of {} at once",
+                "  room: up to {} context, or {} request{} of {} at once",
                 ctx_text(p.max_context),
                 p.max_concurrency,
+                if p.max_concurrency == 1 { "" } else { "s" },
                 ctx_text(p.max_model_len)
             );
         }
