@@ -70,6 +70,9 @@ pub struct VllmConfig {
     /// `NCCL_NVLS_ENABLE=0` or `NCCL_CUMEM_ENABLE=0` in the command: NCCL takes no NVLS buffers
     /// (vllm::runner::nccl_nvls)
     pub nvls_disabled: bool,
+    /// `VLLM_ROCM_MOE_PADDING` (default on): ROCm pads unquantized MoE weights
+    /// ([`super::rocm::moe_padding_bytes`])
+    pub rocm_moe_padding: bool,
     /// the GPU's compute capability, set by the plan (kernel-dependent weight layouts: MXFP4
     /// experts padded for Marlin); None when unknown
     pub compute_capability: Option<f64>,
@@ -266,6 +269,7 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
     let estimate_cudagraphs = switch("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")?;
     let use_v2_model_runner = switch("VLLM_USE_V2_MODEL_RUNNER")?;
     let use_v1 = switch("VLLM_USE_V1")?;
+    let rocm_moe_padding = switch("VLLM_ROCM_MOE_PADDING")?.unwrap_or(true);
     let mut unknown_flags = Vec::new();
     for u in &flags.unknown {
         let name = u.split([' ', '=']).next().unwrap_or(u);
@@ -333,6 +337,7 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
         nvls_disabled: ["NCCL_NVLS_ENABLE", "NCCL_CUMEM_ENABLE"]
             .iter()
             .any(|n| env(n).map(str::trim) == Some("0")),
+        rocm_moe_padding,
         compute_capability: None,
         unknown_flags,
         notes,
