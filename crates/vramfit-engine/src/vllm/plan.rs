@@ -231,6 +231,9 @@ pub(super) fn evaluate(
         let rocm = is_rocm(&gpu.name);
         let charges = estimate_charged && !rocm;
         let mut prof = prof;
+        if !cfg.runs_v0() && cfg.version < super::Version::new(0, 9, 0) {
+            prof.non_torch_bytes += super::profile::V1_EARLY_CONTEXT_BYTES;
+        }
         let w = match &calib {
             Some(c) => c.adjust(w, &mut prof, charges),
             None => w,
