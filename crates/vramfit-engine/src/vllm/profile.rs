@@ -36,7 +36,7 @@ pub const NON_TORCH_BYTES: u64 = 256 * MIB;
 pub const NVLS_NON_TORCH_BYTES: u64 = 1920 * MIB;
 
 /// What V1 before v0.9.0 adds to the non-torch memory: its `determine_available_memory`
-/// (vllm/v1/worker/gpu_worker.py, v0.6–v0.8) takes the peak as torch's `allocated_bytes.all.peak`
+/// (vllm/v1/worker/gpu_worker.py of the 0.8 series, e.g. commit 0012cf6) takes the peak as torch's `allocated_bytes.all.peak`
 /// plus everything on the device that torch did not allocate (`mem_get_info` used − torch
 /// allocated, after `empty_cache`), so the CUDA context — created before any baseline, and
 /// excluded by V0's and later V1's `memory_profiling` baseline snapshot — is charged to the
