@@ -31,5 +31,7 @@ pub mod units;
 pub mod weights;
 
 pub use ggml::GgmlType;
-pub use spec::{AttentionKind, Dtype, FfnKind, LayerSpec, ModelSpec, MoeSpec, QuantConfig};
+pub use spec::{
+    AttentionKind, Dtype, FfnKind, LayerSpec, ModelSpec, MoeSpec, QuantConfig, RopeTable,
+};
 pub use weights::{Tensor, TensorDtype, WeightSet};

@@ -247,9 +247,27 @@ pub struct ModelSpec {
     pub n_nextn_layers: u64,
     /// parameters of a vision/audio tower that ships in the same checkpoint, if known
     pub vision_params: u64,
+    /// the rotary-embedding cos/sin tables the model builds (one per distinct RoPE setting)
+    #[serde(default)]
+    pub rope_tables: Vec<RopeTable>,
     /// norm flavour and other arch quirks that change tensor lists
     pub arch: ArchFlags,
     pub provenance: Provenance,
+}
+
+/// One cos/sin table of a rotary embedding: `positions` rows of `rotary_dim` values (cos and sin
+/// halves), built once per distinct RoPE setting and held beside the weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RopeTable {
+    pub positions: u64,
+    pub rotary_dim: u64,
+}
+
+impl RopeTable {
+    /// Elements of the table.
+    pub fn elems(&self) -> u64 {
+        self.positions.saturating_mul(self.rotary_dim)
+    }
 }
 
 /// Architecture details that change the tensor list but not the attention layout.

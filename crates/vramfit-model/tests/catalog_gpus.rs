@@ -151,6 +151,8 @@ fn loose_names_find_the_intended_card() {
         ("A6000", "rtx-a6000"),
         ("RTX 6000 Ada", "rtx-6000-ada"),
         ("MI300X", "mi300x"),
+        ("RTX 2060 12GB", "rtx-2060-12gb"),
+        ("RTX 2060", "rtx-2060"),
         ("AMD Instinct MI250X/MI250", "mi250x"),
         ("7900 XTX", "rx-7900-xtx"),
         ("7900 XT", "rx-7900-xt"),

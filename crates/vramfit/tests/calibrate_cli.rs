@@ -270,7 +270,9 @@ fn calibrating_on_one_batch_size_predicts_the_other() {
         "calibrated at 32768, predicted at 8192: {kv:.2} GiB vs 13.95 measured ({:+.1}%)",
         err * 100.0
     );
-    assert!(err.abs() < 0.05, "{kv}");
+    // the target for calibration pairs: within 2 % (+1.5 % since the log's own
+    // activation peak is scaled, session 7; −2.1 % when the predicted difference was added)
+    assert!(err.abs() < 0.02, "{kv}");
 }
 
 #[test]

@@ -70,6 +70,9 @@ pub struct VllmConfig {
     /// `NCCL_NVLS_ENABLE=0` or `NCCL_CUMEM_ENABLE=0` in the command: NCCL takes no NVLS buffers
     /// (vllm::runner::nccl_nvls)
     pub nvls_disabled: bool,
+    /// `VLLM_ROCM_MOE_PADDING` (default on): ROCm pads unquantized MoE weights
+    /// ([`super::rocm::moe_padding_bytes`])
+    pub rocm_moe_padding: bool,
     /// the GPU's compute capability, set by the plan (kernel-dependent weight layouts: MXFP4
     /// experts padded for Marlin); None when unknown
     pub compute_capability: Option<f64>,
@@ -266,6 +269,7 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
     let estimate_cudagraphs = switch("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")?;
     let use_v2_model_runner = switch("VLLM_USE_V2_MODEL_RUNNER")?;
     let use_v1 = switch("VLLM_USE_V1")?;
+    let rocm_moe_padding = switch("VLLM_ROCM_MOE_PADDING")?.unwrap_or(true);
     let mut unknown_flags = Vec::new();
     for u in &flags.unknown {
         let name = u.split([' ', '=']).next().unwrap_or(u);
@@ -333,6 +337,7 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
         nvls_disabled: ["NCCL_NVLS_ENABLE", "NCCL_CUMEM_ENABLE"]
             .iter()
             .any(|n| env(n).map(str::trim) == Some("0")),
+        rocm_moe_padding,
         compute_capability: None,
         unknown_flags,
         notes,
@@ -381,7 +386,10 @@ impl VllmConfig {
         max_model_len: u64,
     ) -> (u64, u64) {
         let (tokens, seqs) = batch_defaults(self.version, device_total_bytes, device_name);
-        let seqs = self.max_num_seqs.unwrap_or(seqs);
+        // V0's scheduler default is 256 sequences at every release (SchedulerConfig)
+        let seqs = self
+            .max_num_seqs
+            .unwrap_or(if self.runs_v0() { 256 } else { seqs });
         if self.runs_v0() && self.max_num_batched_tokens.is_none() {
             // V0 (the default engine before v0.8.0, when VLLM_USE_V1 became 1): chunked prefill
             // is on by default only for contexts over 32K (arg_utils.py: "Chunked prefill is
@@ -409,19 +417,27 @@ impl VllmConfig {
 /// (vllm/engine/arg_utils.py):
 /// - from v0.9.0: GPUs of at least 70 GiB other than the A100 get 8192 batched tokens and 1024
 ///   sequences (the A100 is excluded since PR #17885), every other GPU 2048 and 256;
-/// - v0.8.5–v0.8.x: only GPUs named H100/H200 get 8192/1024;
-/// - earlier V1 (`_set_default_args_v1`): 2048 and 256 everywhere.
+/// - v0.8.4–v0.8.x: only GPUs named H100/H200 get 8192/1024, every other GPU 2048 and 256
+///   (PR #16158 lowered V1's sequences to 256 off H100/H200 "since many people have run into
+///   OOM when using V1", vllm#15617);
+/// - earlier V1 (`_set_default_args_v1`): 1024 sequences everywhere, 8192 tokens on H100/H200
+///   and 2048 elsewhere.
 ///
-/// The two older boundaries are approximate (the releases were not pinned down in the source
-/// history read).
+/// V0 keeps its own 256 sequences ([`VllmConfig::batch_limits`]). The v0.9.0 boundary is
+/// approximate (not pinned down in the source history read).
 pub fn batch_defaults(version: Version, device_total_bytes: u64, device_name: &str) -> (u64, u64) {
     let name = device_name.to_ascii_lowercase();
+    let hopper = name.contains("h100") || name.contains("h200");
+    if version < Version::new(0, 8, 4) {
+        // V1 before PR #16158 (v0.8.4): 1024 sequences on every GPU (docs PR #15357: "The
+        // default max_num_seqs has been raised from 256 in V0 to 1024 in V1"), 8192 batched
+        // tokens on H100/H200 and 2048 elsewhere (`_set_default_args_v1`)
+        return (if hopper { 8192 } else { 2048 }, 1024);
+    }
     let large = if version >= Version::new(0, 9, 0) {
         device_total_bytes >= 70 * GIB && !name.contains("a100")
-    } else if version >= Version::new(0, 8, 5) {
-        name.contains("h100") || name.contains("h200")
     } else {
-        false
+        hopper
     };
     if large {
         (8192, 1024)

@@ -5,12 +5,14 @@
 //!
 //! ```text
 //! other_log  = requested_log − available_log − weights_log        (exact, from the log's lines)
-//! other_new  = other_log + predicted_other(new) − predicted_other(log settings)
+//! act_log    = other_log − predicted non-torch − graph estimate charged (log's settings)
+//! other_new  = act_log × predicted_act(new) / predicted_act(log) + non-torch + graphs (new)
 //! weights    = weights_log × predicted(new layout) / predicted(log layout)
 //! ```
 //! So a new `--gpu-memory-utilization` or `--max-model-len` moves the pool by exactly what vLLM
-//! would (V1 profiles no KV), and `--max-num-batched-tokens` / `--max-num-seqs` by the predicted
-//! change of the activation peak only.
+//! would (V1 profiles no KV), and `--max-num-batched-tokens` / `--max-num-seqs` scale the log's
+//! own activation peak by the predicted ratio (when the log leaves no positive peak, the
+//! predicted difference is added instead).
 
 use super::args::{MaxModelLen, VllmConfig};
 use super::profile::{profile, Profile, ProfileInputs};
@@ -218,7 +220,20 @@ impl Calibrated {
             };
             let mut p = *prof;
             p.cuda_graph_bytes = graph;
-            let other_new = (other_log + charged(&p, charged_now) - pred_log).max(0) as u64;
+            // the log's activation peak: its non-KV memory less the parts that do not move with
+            // the batch (non-torch, the charged graph estimate); it carries the model's error
+            // per token, so it is scaled by the predicted ratio rather than shifted by the
+            // predicted difference (MoE activation grows with max_num_batched_tokens once
+            // FusedMoE chunking is gone, PRs #34086/#39107); without a positive peak, the shift
+            let act_log = other_log - (pred_log - self.prof_log.activation_bytes as i64);
+            let other_new = if act_log > 0 && self.prof_log.activation_bytes > 0 {
+                let ratio = prof.activation_bytes as f64 / self.prof_log.activation_bytes as f64;
+                (act_log as f64 * ratio).round() as i64 + charged(&p, charged_now)
+                    - prof.activation_bytes as i64
+            } else {
+                other_log + charged(&p, charged_now) - pred_log
+            }
+            .max(0) as u64;
             let nt = m
                 .non_torch_bytes
                 .unwrap_or(prof.non_torch_bytes)

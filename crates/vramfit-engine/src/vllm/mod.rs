@@ -18,6 +18,7 @@ pub mod kv;
 pub mod plan;
 pub mod profile;
 pub mod quant;
+pub mod rocm;
 pub mod runner;
 mod suggest;
 pub mod version;

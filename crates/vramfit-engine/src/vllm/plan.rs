@@ -210,7 +210,14 @@ pub(super) fn evaluate(
     for (i, gpu) in gpus.iter().enumerate() {
         // rank = pp_rank · tp + tp_rank: consecutive GPUs form one pipeline stage
         let stage = (i as u64 / tp).min(pp - 1) as usize;
-        let w = stage_weights[stage];
+        let rocm = is_rocm(&gpu.name);
+        // ROCm re-allocates unquantized MoE weights padded (vllm::rocm)
+        let w = stage_weights[stage]
+            + if rocm {
+                super::rocm::moe_padding_bytes(spec, cfg, ranges[stage].clone())
+            } else {
+                0
+            };
         let requested = (gpu.total_bytes as f64 * cfg.gpu_memory_utilization).ceil() as u64;
         let prof = profile(
             spec,
@@ -228,9 +235,11 @@ pub(super) fn evaluate(
             },
         );
         // gpu_worker.py: the estimate is skipped on ROCm in the v0.21+ code read
-        let rocm = is_rocm(&gpu.name);
         let charges = estimate_charged && !rocm;
         let mut prof = prof;
+        if !cfg.runs_v0() && cfg.version < super::Version::new(0, 9, 0) {
+            prof.non_torch_bytes += super::profile::V1_EARLY_CONTEXT_BYTES;
+        }
         let w = match &calib {
             Some(c) => c.adjust(w, &mut prof, charges),
             None => w,

@@ -35,6 +35,15 @@ pub const NON_TORCH_BYTES: u64 = 256 * MIB;
 /// Llama-4-Scout TP4): written after seeing those logs.
 pub const NVLS_NON_TORCH_BYTES: u64 = 1920 * MIB;
 
+/// What V1 before v0.9.0 adds to the non-torch memory: its `determine_available_memory`
+/// (vllm/v1/worker/gpu_worker.py of the 0.8 series, e.g. commit 0012cf6) takes the peak as torch's `allocated_bytes.all.peak`
+/// plus everything on the device that torch did not allocate (`mem_get_info` used − torch
+/// allocated, after `empty_cache`), so the CUDA context — created before any baseline, and
+/// excluded by V0's and later V1's `memory_profiling` baseline snapshot — is charged to the
+/// budget. 256 MiB is the low end of a PyTorch CUDA context with lazy module loading; the
+/// boundary release (v0.9.0, when V1 took the baseline-snapshot profiler) is approximate.
+pub const V1_EARLY_CONTEXT_BYTES: u64 = 256 * MIB;
+
 /// CUDA-graph pool per layer and captured token, as multiples of the layer's per-token buffers:
 /// the hidden state (`hidden × 2` bytes) and, for MoE layers, the fused-MoE caches
 /// (`top_k × (3·n_ff_exp/tp + hidden) × 2` bytes). Calibrated on the graph pools the logs print at

@@ -417,10 +417,22 @@ pub fn stage_bytes(
         Some(w) if !w.tensors.is_empty() => exact_stage_bytes(w, spec, cfg, ranges),
         _ => predicted_stage_bytes(spec, cfg, ranges),
     };
+    let rope = rope_table_bytes(spec, cfg);
     base.iter()
         .zip(mla_decode_copies(spec, cfg, ranges))
-        .map(|(b, m)| b + m)
+        .map(|(b, m)| b + m + rope)
         .collect()
+}
+
+/// The rotary cos/sin tables every rank builds while the model is constructed, counted in
+/// "Model loading took": `register_buffer("cos_sin_cache", cache.to(dtype))` in the model dtype
+/// (rotary_embedding/base.py), one per distinct setting and replicated on every TP rank and PP
+/// stage. Llama-4 (10,485,760 positions × 128) holds 2.5 GiB; Gemma 3's linear ×8 global table
+/// 0.5 GiB (llm-d-planner PR #205's v0.19.0 logs print 53.12 and 8.58 GiB against 50.6 and 8.0
+/// GiB of tensors).
+pub fn rope_table_bytes(spec: &ModelSpec, cfg: &VllmConfig) -> u64 {
+    let elems: u64 = spec.rope_tables.iter().map(|t| t.elems()).sum();
+    elems.saturating_mul(super::quant::model_dtype(spec, cfg).bytes())
 }
 
 /// Bytes per stage of the decode-path matrices vLLM's MLA backend builds from the loaded

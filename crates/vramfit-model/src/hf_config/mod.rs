@@ -10,6 +10,7 @@ mod ffn;
 mod fields;
 mod pattern;
 pub(crate) mod quant;
+mod rope;
 pub mod validate;
 
 use crate::spec::{ArchFlags, Dtype, LayerSpec, ModelSpec, Provenance};
@@ -288,6 +289,7 @@ pub fn spec_from_config(id: &str, config: &Value) -> Result<ModelSpec, ConfigErr
         .u64_any(&["num_nextn_predict_layers", "num_mtp_layers"])
         .unwrap_or(0);
     let vision_params = vision_params(cfg.outer);
+    let rope_tables = rope::tables(&cfg, &model_type, head_dim, n_ctx_train, &layers);
     let defaulted = cfg.defaulted.borrow().clone();
     Ok(ModelSpec {
         id: id.to_string(),
@@ -303,6 +305,7 @@ pub fn spec_from_config(id: &str, config: &Value) -> Result<ModelSpec, ConfigErr
         quant: quant::quant_config(cfg.outer),
         n_nextn_layers,
         vision_params,
+        rope_tables,
         arch: arch_flags(&cfg, &model_type),
         provenance: Provenance {
             source: String::new(),

@@ -42,6 +42,11 @@ fn deepseek_v3_mla_latent() {
     let s = spec_from_config("deepseek-ai/DeepSeek-V3", &c).unwrap();
     // 61 layers x 576 latent x 2 bytes
     assert_eq!(s.kv_bytes_per_token(2.0), 70_272);
+    // MLA rotates the 64-wide rope part; no rope_scaling here, so max_position_embeddings rows
+    assert_eq!(
+        (s.rope_tables[0].positions, s.rope_tables[0].rotary_dim),
+        (163_840, 64)
+    );
     assert_eq!(s.attention_words(), "61 MLA");
     let moe = s.moe.as_ref().unwrap();
     assert_eq!(
@@ -95,6 +100,45 @@ fn gemma3_27b_five_of_six_windowed() {
         "{}",
         s.vision_params
     );
+    // rotary tables: the global layers' linear x8 over 131072 positions, the sliding layers'
+    // own base over 131072 (vllm linear_scaling_rope.py, models/gemma3.py)
+    let rows: Vec<(u64, u64)> = s
+        .rope_tables
+        .iter()
+        .map(|t| (t.positions, t.rotary_dim))
+        .collect();
+    assert_eq!(rows, vec![(131_072 * 8, 128), (131_072, 128)]);
+}
+
+#[test]
+fn rope_tables_by_scaling_type() {
+    let rows = |c: &serde_json::Value| -> Vec<(u64, u64)> {
+        spec_from_config("m", c)
+            .unwrap()
+            .rope_tables
+            .iter()
+            .map(|t| (t.positions, t.rotary_dim))
+            .collect()
+    };
+    // llama3 scaling keeps max_position_embeddings (llama3_rope.py)
+    let mut c = llama31_8b();
+    c["rope_scaling"] = json!({"rope_type": "llama3", "factor": 8.0,
+        "original_max_position_embeddings": 8192});
+    assert_eq!(rows(&c), vec![(131_072, 128)]);
+    // Llama-4-Scout's 10M positions: 2.5 GiB in bf16 on every rank
+    c["max_position_embeddings"] = json!(10_485_760);
+    assert_eq!(rows(&c), vec![(10_485_760, 128)]);
+    // YaRN: original x factor; partial rotary
+    let mut c = llama31_8b();
+    c["rope_scaling"] = json!({"rope_type": "yarn", "factor": 4.0,
+        "original_max_position_embeddings": 32768});
+    c["partial_rotary_factor"] = json!(0.5);
+    assert_eq!(rows(&c), vec![(131_072, 64)]);
+    // no table for a broken factor read as no scaling, and none for ALiBi
+    c["rope_scaling"] = json!({"rope_type": "linear", "factor": -3.0});
+    assert_eq!(rows(&c), vec![(131_072, 64)]);
+    c["alibi"] = json!(true);
+    assert!(rows(&c).is_empty());
 }
 
 #[test]

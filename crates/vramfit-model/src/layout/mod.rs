@@ -205,6 +205,10 @@ pub fn example_llama_spec() -> ModelSpec {
         quant: None,
         n_nextn_layers: 0,
         vision_params: 0,
+        rope_tables: vec![crate::spec::RopeTable {
+            positions: 131072,
+            rotary_dim: 128,
+        }],
         arch: ArchFlags {
             gated_mlp: true,
             ..ArchFlags::default()
