@@ -92,7 +92,7 @@ fn features() {
         });
         let t = t.unwrap_or_default();
         println!(
-            "FEAT\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            "FEAT\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             c.set,
             c.id,
             c.expected.as_str(),
@@ -106,7 +106,8 @@ fn features() {
             mb(t.allocated),
             mb(t.reserved_unallocated),
             mb(t.this_process),
-            t.processes.iter().map(|p| p.1).sum::<u64>() / 1048576
+            t.processes.iter().map(|p| p.1).sum::<u64>() / 1048576,
+            d.summary.replace(['\t', '\n'], " ")
         );
     }
 }

@@ -33,15 +33,23 @@ static SIGKILL: LazyLock<Regex> = LazyLock::new(|| {
 });
 // ray/_private/worker.py message for a worker killed by the OOM killer; the raylet's memory
 // monitor (src/ray/raylet/node_manager.cc: `Workers ... killed due to memory pressure (OOM)`,
-// with a link to its ray-oom-prevention page)
+// with a link to its ray-oom-prevention page; a task's error: `Task was killed due to the node
+// running low on memory`)
 static RAY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"killed by SIGKILL by OOM killer|killed by the OOM killer|Ray OOM killer|killed due to memory pressure \(OOM\)|ray-oom-prevention",
+        r"killed by SIGKILL by OOM killer|killed by the OOM killer|Ray OOM killer|killed due to memory pressure \(OOM\)|ray-oom-prevention|killed due to the node running low on memory",
     )
 });
 // a sentence about the kernel's (or the kubelet's) OOM kill: "OOM killer", "OOM-killed",
 // "OOM kills"
 static DESCRIBED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\boom[- ]kill(?:er|ed|s|ing)?\b"));
+// a sentence saying the kubelet (a container's memory limit) killed it, or that host RAM ran
+// out ("host-OOM", "system RAM ... exhausted"): host memory, whatever GPU words surround it
+static HOST_DESCRIBED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bkilled by (?:kubernetes|k8s|the kubelet)\b|\b(?:container|pod)s? (?:is |was |gets |got )?(?:oom[- ])?killed\b[^.]{0,60}\bmemory|\bhost[- ]OOM\b|\b(?:host|system|CPU)[- ](?:RAM|memory)\b[^.]{0,80}\b(?:OOM|exhaust\w*|ran out|runs out|killed)\b|\b(?:OOM|exhausts?|ran out of|runs out of)\b[^.]{0,40}\b(?:host|system|CPU)[- ](?:RAM|memory)\b",
+    )
+});
 // c10/core/impl/alloc_cpu.cpp
 static CPU_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -158,7 +166,7 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::HostKilled(HostKill::Exit137));
     } else if SIGKILL.is_match(line) {
         out.push(LogEvent::HostKilled(HostKill::Sigkill));
-    } else if DESCRIBED.is_match(line) {
+    } else if DESCRIBED.is_match(line) || HOST_DESCRIBED.is_match(line) {
         out.push(LogEvent::HostKilled(HostKill::Described));
     }
     if let Some(c) = CPU_ALLOC.captures(line) {
