@@ -286,6 +286,8 @@ const OOM_WORDS: &[&str] = &[
     // Chinese reports: "insufficient video memory", "video memory overflow"
     "显存不足",
     "显存溢出",
+    // NVIDIA Tegra (Jetson) nvmap: `NvMapMemAllocInternalTagged: ... error 12 (ENOMEM)`
+    "(enomem)",
 ];
 
 /// The engine a message belongs to when the log names none: vLLM's, SGLang's, TGI's,

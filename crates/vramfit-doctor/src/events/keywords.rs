@@ -127,6 +127,12 @@ const KEYWORDS: &[&str] = &[
     "context_len",
     "context via",
     "显存",
+    "exp_avg",
+    "_tensor_adam",
+    "optimizer.step",
+    "enomem",
+    "construction",
+    "materializ",
 ];
 
 pub(super) static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

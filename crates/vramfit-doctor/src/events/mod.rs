@@ -53,6 +53,10 @@ pub enum Phase {
     Forward,
     /// a training step's backward pass (`loss.backward()`, `in backward` frames)
     Backward,
+    /// a training step's optimizer update (`optimizer.step()`, Adam's `exp_avg` frames): Adam
+    /// allocates two fp32 moments per parameter at its first step (torch/optim/adam.py
+    /// `_init_group`), so what fails there is the model states, not the activations
+    OptimizerStep,
     /// the first request after start-up (derived from [`LogEvent::RequestStarted`] by the
     /// classifier, never read from a line): its prefill is the first forward pass over a real
     /// prompt, beyond what a warm-up measured

@@ -43,7 +43,9 @@ static LONG_RUNNING: LazyLock<Regex> = LazyLock::new(|| {
 
 /// While putting the weights on the device.
 static LOADING: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:when|while|during)\s+(?:offloading|loading)\b|\bduring (?:model|weight) load")
+    re(
+        r"(?i)\b(?:when|while|during)\s+(?:offloading|loading)\b|\bduring (?:model|weight) load|\bduring (?:the )?(?:pipeline|model) (?:construction|init\w*)\b|\bmateriali[sz]es? (?:the )?(?:tensors|weights|parameters)\b",
+    )
 });
 
 /// CUDA-graph capture named as when it failed (or what caused it): "during CUDA graph capture",
@@ -51,7 +53,7 @@ static LOADING: LazyLock<Regex> = LazyLock::new(|| {
 /// and a private pool that eager mode frees; torch/cuda/graphs.py make_graphed_callables).
 static CAPTURE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?(?:cuda[- ]?)?graphs?\b|\b(?:during|in|at) (?:the )?(?:cuda[- ]?)?graph[- ]captur|\b(?:with|pairing with|paring with|when using|enabling) (?:the )?cuda[- ]?graphs?\b",
+        r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?(?:cuda[- ]?)?graphs?\b|\b(?:during|in|at) (?:the )?(?:cuda[- ]?)?graph[- ]captur|\b(?:with|pairing with|paring with|when using|enabling) (?:the )?cuda[- ]?graphs?\b|\bgraph[- ]captur\w*\s+(?:OOMs?|fail\w*|crash\w*|ran out|runs out|out of memory)",
     )
 });
 
@@ -68,7 +70,7 @@ static KV: LazyLock<Regex> = LazyLock::new(|| {
 /// this process - free finds when the message prints its numbers.
 static OTHERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bother (?:VRAM |GPU )?(?:consumers|processes|applications|programs|jobs|tenants)\b|\banother (?:process|instance|job|application)\b",
+        r"(?i)\bother (?:VRAM |GPU )?(?:consumers|processes|applications|programs|jobs|tenants)\b|\banother (?:process|instance|job|application)\b|\b(?:with|while) (?:the |a |an )?[\w.-]+ (?:occupying|holding|using|taking) ~?\d[\d.]* ?[GM]i?B (?:on|of) the (?:GPU|device)\b",
     )
 });
 
@@ -166,6 +168,10 @@ mod tests {
         assert_eq!(
             events("allocation fails: 1.5 GB for the O(n²) attention mask"),
             vec![LogEvent::Described(Mechanism::AttentionScores)]
+        );
+        assert_eq!(
+            events("With the LLM occupying ~2.9 GB on the GPU, there is not enough memory left"),
+            vec![LogEvent::Described(Mechanism::OtherProcesses)]
         );
         // vLLM's own INFO lines name the KV cache without saying it ran short
         assert_eq!(events("INFO GPU KV cache size: 123,456 tokens"), vec![]);

@@ -43,6 +43,10 @@ static RAY: LazyLock<Regex> = LazyLock::new(|| {
 // a sentence about the kernel's (or the kubelet's) OOM kill: "OOM killer", "OOM-killed",
 // "OOM kills"
 static DESCRIBED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\boom[- ]kill(?:er|ed|s|ing)?\b"));
+// a GPU allocator's exception named in the same sentence: "the OOM kills EngineCore" is then
+// that exception ending the process, not the kernel's OOM killer
+static GPU_OOM_NAMED: LazyLock<Regex> =
+    LazyLock::new(|| re(r"OutOfMemoryError|CUDA out of memory|CUDA_ERROR_OUT_OF_MEMORY"));
 // a sentence saying the kubelet (a container's memory limit) killed it, or that host RAM ran
 // out ("host-OOM", "system RAM ... exhausted"): host memory, whatever GPU words surround it
 static HOST_DESCRIBED: LazyLock<Regex> = LazyLock::new(|| {
@@ -166,7 +170,9 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::HostKilled(HostKill::Exit137));
     } else if SIGKILL.is_match(line) {
         out.push(LogEvent::HostKilled(HostKill::Sigkill));
-    } else if DESCRIBED.is_match(line) || HOST_DESCRIBED.is_match(line) {
+    } else if (DESCRIBED.is_match(line) && !GPU_OOM_NAMED.is_match(line))
+        || HOST_DESCRIBED.is_match(line)
+    {
         out.push(LogEvent::HostKilled(HostKill::Described));
     }
     if let Some(c) = CPU_ALLOC.captures(line) {
