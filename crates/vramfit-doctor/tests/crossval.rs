@@ -24,13 +24,15 @@
 //! - holdout4 / holdout5: `oom_gathered3.jsonl` / `oom_gathered4.jsonl` (session 5), each scored at
 //!   first sight (24/53, 22/51), read in session 6;
 //! - holdout6: `oom_gathered5.jsonl` (session 6), gathered blind and never shown to the rule
-//!   writer, scored once on that round's final rules: 26/52.
+//!   writer, scored once on that round's final rules: 26/52; its misses were read in session 7
+//!   and rules written for the mechanisms whose evidence is in the text, so it is now seen.
 //!
 //! The first measurement of each holdout is the cross-validated number (docs/doctor.md). Once
 //! measured, a holdout's misses were read and rules written for the mechanisms they show, so
 //! the guards below only keep what is right now from regressing; they are not the held-out
-//! figures. A report gathered after this (a seventh holdout) must again be scored before any
-//! rule is changed for it.
+//! figures. Every file above has now been read. A seventh holdout (gathered after session 7)
+//! must be scored once, on the rules as they stand, before any rule is changed for it; that
+//! first score is the cross-validated figure (carryover.rs judges mechanisms the same way).
 //!
 //! Run with `cargo test -p vramfit-doctor --test crossval -- --nocapture` for the matrices.
 
@@ -46,9 +48,11 @@ use cases::{holdout, seen_fold, Case};
 use vramfit_doctor::fixes::{already_set, belongs};
 use vramfit_doctor::{diagnose, Cause};
 
-/// holdout6's size and its first-sight score (measured once, session 6).
+/// holdout6's size and its first-sight score (measured once, session 6, before it was read).
 const HOLDOUT6_N: usize = 52;
 const HOLDOUT6_FIRST_SIGHT: usize = 26;
+/// holdout6 after its misses were read (session 7): a guard, not a held-out figure.
+const HOLDOUT6_READ: usize = 41;
 
 fn holdout_fold() -> Vec<Case> {
     holdout(1)
@@ -232,27 +236,33 @@ fn cross_validated_accuracy() {
     // holdout6 (oom_gathered5): held apart from the rule writer of session 6, scored once on
     // the final rules of that round. This is the cross-validated figure of that round.
     let held6 = holdout6_fold();
-    let h6 = score("holdout6 (oom_gathered5; first sight)", &held6, true);
+    let h6 = score(
+        "holdout6 (oom_gathered5; first sight 26/52, read in session 7)",
+        &held6,
+        true,
+    );
     assert_eq!(held6.len(), HOLDOUT6_N, "holdout6 size");
+    assert!(HOLDOUT6_READ > HOLDOUT6_FIRST_SIGHT);
     assert!(
-        h6.right >= HOLDOUT6_FIRST_SIGHT,
-        "holdout6 {}/{} fell below its first-sight figure",
+        h6.right >= HOLDOUT6_READ,
+        "holdout6 {}/{} fell below the figure after reading",
         h6.right,
         h6.total
     );
-    // every labelled report (269), in-sample: the confusion matrix docs/accuracy.md publishes
+    // every labelled report (321), in-sample: the confusion matrix docs/accuracy.md publishes
     let every: Vec<Case> = kfold_reports()
         .into_iter()
         .chain(held4.iter().cloned())
         .chain(held5.iter().cloned())
+        .chain(held6.iter().cloned())
         .collect();
     let e = score("every labelled report (in-sample)", &every, false);
-    assert_eq!(every.len(), 269);
-    assert!(e.right >= 219, "all 269: {}/{}", e.right, e.total);
+    assert_eq!(every.len(), 321);
+    assert!(e.right >= 260, "all 321: {}/{}", e.right, e.total);
     for (class, (r, n)) in &e.per_class {
         assert!(
             *r as f64 >= 0.7 * *n as f64,
-            "all 269, class {class}: {r}/{n} below 70%"
+            "all 321, class {class}: {r}/{n} below 70%"
         );
     }
     let all: Vec<Case> = seen
@@ -311,10 +321,8 @@ fn cross_validated_accuracy() {
 
 #[test]
 fn every_fix_is_the_engines_own_and_changes_something() {
-    let mut all: Vec<Case> = kfold_reports();
-    all.extend(holdout4_fold());
-    all.extend(holdout5_fold());
-    assert_eq!(all.len(), 269);
+    let all: Vec<Case> = cases::every_report();
+    assert_eq!(all.len(), 321);
     let mut fixes = 0;
     for c in &all {
         let d = diagnose(&c.excerpt);
@@ -377,17 +385,16 @@ fn kfold_reports() -> Vec<Case> {
 /// (`basis.fallback`); the rules are scored on the same folds.
 #[test]
 fn kfold_rules_vs_prior() {
-    // every labelled report, holdout4 and holdout5 included now that both have been read
-    let mut every = kfold_reports();
-    every.extend(holdout4_fold());
-    every.extend(holdout5_fold());
+    // every labelled report, holdouts 4-6 included now that all have been read
+    let every = cases::every_report();
     let (rules, with_prior, low_prior) = kfold(&every);
     println!(
-        "all 269: rules {rules}, rules+prior at fallbacks {with_prior}, at conf<=0.45 {low_prior}"
+        "all {}: rules {rules}, rules+prior at fallbacks {with_prior}, at conf<=0.45 {low_prior}",
+        every.len()
     );
     assert!(
         with_prior <= rules && low_prior <= rules,
-        "on all 269 the prior beats the rules ({with_prior} / {low_prior} vs {rules}): reconsider it"
+        "on all 321 the prior beats the rules ({with_prior} / {low_prior} vs {rules}): reconsider it"
     );
     kfold_165();
 }
@@ -522,7 +529,7 @@ fn first_sight_misses_table() {
         .count();
     assert_eq!(first, 106);
     assert!(
-        right_now >= 64,
+        right_now >= 80,
         "{right_now}/133 first-sight misses right today"
     );
 }
