@@ -284,6 +284,7 @@ fn no_cache_blocks(ctx: &Context) -> Finding {
                 f = f.fix(Fix::flag("--max-num-batched-tokens", pow2_floor(b / 2), format!("halves the profiled activation peak (now {b})")));
             }
             f.fix(Fix::flag("--enforce-eager", "", "no CUDA graphs to budget for"))
+                .fix(Fix::action("stop other processes on this GPU (nvidia-smi lists them), or start this instance first: vLLM counts their memory against its share"))
                 .fix(Fix::action("use a quantized checkpoint or more GPUs (--tensor-parallel-size) if the weights alone take most of the budget"))
         }
     }
