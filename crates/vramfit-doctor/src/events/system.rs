@@ -51,7 +51,7 @@ static GPU_OOM_NAMED: LazyLock<Regex> =
 // out ("host-OOM", "system RAM ... exhausted"): host memory, whatever GPU words surround it
 static HOST_DESCRIBED: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bkilled by (?:kubernetes|k8s|the kubelet)\b|\b(?:container|pod)s? (?:is |was |gets |got )?(?:oom[- ])?killed\b[^.]{0,60}\bmemory|\bhost[- ]OOM\b|\b(?:host|system|CPU)[- ](?:RAM|memory)\b[^.]{0,80}\b(?:OOM|exhaust\w*|ran out|runs out|killed)\b|\b(?:OOM|exhausts?|ran out of|runs out of)\b[^.]{0,40}\b(?:host|system|CPU)[- ](?:RAM|memory)\b",
+        r"(?i)\bkilled by (?:kubernetes|k8s|the kubelet)\b|\b(?:container|pod)s? (?:is |was |gets |got )?(?:oom[- ])?killed\b[^.]{0,60}\bmemory|\bhost[- ]OOM\b|\b(?:host|system|CPU)[- ](?:RAM|memory) (?:is |was |gets |got )?(?:exhausted|full|ran out|runs out)\b|\b(?:exhausts?|ran out of|runs out of) (?:the )?(?:host|system|CPU)[- ](?:RAM|memory)\b",
     )
 });
 // c10/core/impl/alloc_cpu.cpp
@@ -212,6 +212,43 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
             out.push(LogEvent::FragmentationDescribed {
                 reserved_unallocated: c.get(1).and_then(|m| parse_log_size(m.as_str())),
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(line: &str) -> Vec<LogEvent> {
+        let mut v = Vec::new();
+        read(&[line], 0, &mut v);
+        v
+    }
+
+    #[test]
+    fn host_sentences() {
+        let host = LogEvent::HostKilled(HostKill::Described);
+        for l in [
+            "Container is killed by Kubernetes when memory crosses the defined limit",
+            "retains the checkpoint in host RAM on every worker -> host-OOM for large models",
+            "the job ran out of host memory while loading",
+            "Task was killed due to the node running low on memory (ray oom)",
+        ] {
+            assert!(
+                events(l).iter().any(|e| *e == host || *e == LogEvent::HostKilled(HostKill::Ray)),
+                "{l}"
+            );
+        }
+        for l in [
+            "CPU memory usage is fine but the GPU OOMs",
+            "It has 80 GB system RAM and 40 GB VRAM. Still \"CUDA out of memory\".",
+            "The OOM kills EngineCore: torch.OutOfMemoryError inside the decode kernel",
+        ] {
+            assert!(
+                !events(l).iter().any(|e| matches!(e, LogEvent::HostKilled(_))),
+                "{l}"
+            );
         }
     }
 }
