@@ -222,7 +222,7 @@ fn cross_validated_accuracy() {
     // first measurement 22/51 (docs/doctor.md); its misses were read in session 6 and rules
     // written for the mechanisms whose evidence is in the text: today's figures, not held out
     assert!(
-        h5.right >= 38,
+        h5.right >= 40,
         "holdout5 {}/{} fell below the figure after reading",
         h5.right,
         h5.total
@@ -258,7 +258,7 @@ fn cross_validated_accuracy() {
         .collect();
     let e = score("every labelled report (in-sample)", &every, false);
     assert_eq!(every.len(), 321);
-    assert!(e.right >= 260, "all 321: {}/{}", e.right, e.total);
+    assert!(e.right >= 262, "all 321: {}/{}", e.right, e.total);
     for (class, (r, n)) in &e.per_class {
         assert!(
             *r as f64 >= 0.7 * *n as f64,
@@ -529,7 +529,7 @@ fn first_sight_misses_table() {
         .count();
     assert_eq!(first, 106);
     assert!(
-        right_now >= 80,
+        right_now >= 82,
         "{right_now}/133 first-sight misses right today"
     );
 }

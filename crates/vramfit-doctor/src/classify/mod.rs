@@ -423,7 +423,7 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
             )),
             retried_at.map(|r| vec![events[r].clone()]).unwrap_or_default(),
         ),
-        None => match prose::fallback(&events, engine) {
+        None => match prose::fallback(&events, engine).or_else(|| prose::load_failed(&events, &settings, engine)) {
             Some((f, l)) => (f, vec![l]),
             None => (nothing_recognised(text), Vec::new()),
         },

@@ -133,6 +133,10 @@ const KEYWORDS: &[&str] = &[
     "enomem",
     "construction",
     "materializ",
+    "to load",
+    "model_load",
+    "context",
+    "k tokens",
 ];
 
 pub(super) static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

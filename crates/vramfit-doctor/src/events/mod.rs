@@ -328,6 +328,12 @@ pub enum LogEvent {
     /// an engine logged the start of a request (vLLM's request logger `Received request`,
     /// llama-server's `launch_slot_`)
     RequestStarted,
+    /// a model load that failed without naming memory ("Failed to load model", Ollama's
+    /// "model failed to load", ExLlama's "Insufficient VRAM for model and cache")
+    LoadFailed,
+    /// a context length stated in a sentence or JSON ("262,144 context", "32k-64k tokens",
+    /// `"n_ctx": 1048576`), the largest on the line
+    ContextStated { tokens: u64 },
 }
 
 impl LogEvent {
@@ -355,6 +361,8 @@ impl LogEvent {
                 | OllamaGpu { .. }
                 | Phase(_)
                 | RequestStarted
+                | LoadFailed
+                | ContextStated { .. }
         )
     }
 

@@ -102,6 +102,46 @@ static SMALLER_CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// A model load that failed, in the words loaders and front-ends use when they do not say why
+/// (LM Studio / Ollama "failed to load", LM Engine's `[Model_Load]`, ExLlama's "Insufficient
+/// VRAM for model and cache").
+static LOAD_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bfailed to load (?:the )?model\b|\bmodel failed to load\b|\[Model_Load\]|\binsufficient VRAM for (?:the )?model and (?:the )?cache\b",
+    )
+});
+
+/// A context length stated in words or JSON: `"n_ctx": 1048576`, "262,144 context",
+/// "32k-64k tokens", "a context of 131072".
+static CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#"(?i)"n_ctx"\s*:\s*(\d+)|\b(\d{1,3}(?:,\d{3})+|\d{4,7})[- ](?:token )?context\b|\b(\d{1,4})k(?:-\d{1,4}k)? tokens\b|\bcontext (?:length )?of (\d{4,7})\b|\b(\d{1,4})K\b[^\n]{0,10}\bcontext\b"#,
+    )
+});
+
+/// The largest context length stated on a line.
+fn context_stated(line: &str) -> Option<u64> {
+    CONTEXT
+        .captures_iter(line)
+        .filter_map(|c| {
+            let plain = |i: usize| {
+                c.get(i)
+                    .and_then(|m| m.as_str().replace(',', "").parse().ok())
+            };
+            let kilo = |i: usize| {
+                c.get(i)
+                    .and_then(|m| m.as_str().parse::<u64>().ok())
+                    .map(|k| k * 1024)
+            };
+            plain(1)
+                .or_else(|| plain(2))
+                .or_else(|| kilo(3))
+                .or_else(|| plain(4))
+                .or_else(|| kilo(5))
+        })
+        .max()
+}
+
 /// Read the narrative evidence on line `i`.
 pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
     let failure = FAILURE_WORDS.is_match(line);
@@ -117,6 +157,12 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::Batch));
     } else if SMALLER_CONTEXT.is_match(line) {
         out.push(LogEvent::Described(Mechanism::KvCache));
+    }
+    if LOAD_FAILED.is_match(line) {
+        out.push(LogEvent::LoadFailed);
+    }
+    if let Some(tokens) = context_stated(line) {
+        out.push(LogEvent::ContextStated { tokens });
     }
     if failure && CAPTURE.is_match(line) {
         out.push(LogEvent::Phase(Phase::CudaGraphCapture));
@@ -172,6 +218,18 @@ mod tests {
         assert_eq!(
             events("With the LLM occupying ~2.9 GB on the GPU, there is not enough memory left"),
             vec![LogEvent::Described(Mechanism::OtherProcesses)]
+        );
+        assert_eq!(
+            events("exui insists \"RuntimeError: Insufficient VRAM for model and cache\""),
+            vec![LogEvent::LoadFailed]
+        );
+        assert_eq!(
+            events("    >= 48 GiB VRAM: 262,144 context"),
+            vec![LogEvent::ContextStated { tokens: 262_144 }]
+        );
+        assert_eq!(
+            events("When loading models of 32k-64k tokens an error appears"),
+            vec![LogEvent::ContextStated { tokens: 32_768 }]
         );
         // vLLM's own INFO lines name the KV cache without saying it ran short
         assert_eq!(events("INFO GPU KV cache size: 123,456 tokens"), vec![]);

@@ -236,7 +236,9 @@ mod tests {
             "Task was killed due to the node running low on memory (ray oom)",
         ] {
             assert!(
-                events(l).iter().any(|e| *e == host || *e == LogEvent::HostKilled(HostKill::Ray)),
+                events(l)
+                    .iter()
+                    .any(|e| *e == host || *e == LogEvent::HostKilled(HostKill::Ray)),
                 "{l}"
             );
         }
@@ -246,7 +248,9 @@ mod tests {
             "The OOM kills EngineCore: torch.OutOfMemoryError inside the decode kernel",
         ] {
             assert!(
-                !events(l).iter().any(|e| matches!(e, LogEvent::HostKilled(_))),
+                !events(l)
+                    .iter()
+                    .any(|e| matches!(e, LogEvent::HostKilled(_))),
                 "{l}"
             );
         }
