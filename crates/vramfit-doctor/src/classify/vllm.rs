@@ -267,7 +267,7 @@ fn no_cache_blocks(ctx: &Context) -> Finding {
             // the likeliest cause (added after reading holdout6; it also answers holdout3's
             // vllm-14376)
             let now = util.unwrap_or(0.9);
-            let mut f = Finding::new(Cause::OtherProcesses, 0.45, format!("{head} (gpu_memory_utilization {now:.2}{}): vLLM's KV budget is that share of the GPU minus everything already on it, other processes included, so a share too small or memory held outside this instance leaves no block. The same message comes from a model too large for the budget or a large profiling batch{}; the log does not show the budget split.", if util.is_none() { ", the default" } else { "" }, if v1 { " or V1's sampler/graph warm-up over max_num_seqs sequences" } else { "" })).fallback();
+            let mut f = Finding::new(Cause::OtherProcesses, 0.45, format!("{head} (gpu_memory_utilization {now:.2}{}): vLLM's KV budget is that share of the GPU after the weights, the profiled activations and what else the device holds (other processes' memory was counted as used up to 0.5, and by V1 until vllm PR #18974), so a share too small or memory held outside this instance leaves no block. The same message comes from a model too large for the budget or a large profiling batch{}; the log does not show the budget split.", if util.is_none() { ", the default" } else { "" }, if v1 { " or V1's sampler/graph warm-up over max_num_seqs sequences" } else { "" })).fallback();
             if now < 0.95 {
                 let next = ((now + 0.05).min(0.95) * 100.0).round() / 100.0;
                 f = f.fix(Fix::flag("--gpu-memory-utilization", format!("{next:.2}"), format!("a larger share for weights + activations + KV (now {now:.2})")));
