@@ -46,7 +46,9 @@ fn vllm_no_cache_blocks_with_breakdown_finds_the_utilization() {
 INFO worker.py:241] model weights take 14.99GiB; non_torch_memory takes 0.20GiB; PyTorch activation peak memory takes 1.20GiB; the rest of the memory reserved for KV Cache is -6.93GiB.\n\
 ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.";
     let d = diagnose(log);
-    assert_eq!(d.cause, Cause::KvCache);
+    // 0.90 x 23.65 - 16.39 = 4.9 GiB would be left for KV at the default share: the 0.40 set
+    // is what left none (the budget fraction, labelled with other tenants)
+    assert_eq!(d.cause, Cause::OtherProcesses);
     // (14.99 + 0.20 + 1.20 + 1) / 23.65 = 0.7353 -> 0.74
     assert_eq!(fix(&d, "--gpu-memory-utilization"), Some("0.74"));
 }
@@ -312,6 +314,9 @@ fn no_cache_blocks_on_the_versions_with_profiling_fragmentation() {
     let log = "INFO 12-20 10:00:00 llm_engine.py:72] Initializing an LLM engine (v0.2.6) with config: model='meta-llama/Llama-2-70b-hf', tensor_parallel_size=4\n\
 ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.";
     assert_eq!(diagnose(log).cause, Cause::Fragmentation);
-    let later = log.replace("v0.2.6", "v0.6.4");
-    assert_eq!(diagnose(&later).cause, Cause::KvCache);
+    // later releases: the budget (the share, or other processes on the device, which V0
+    // counts as used) at low confidence
+    let later = diagnose(&log.replace("v0.2.6", "v0.6.4"));
+    assert_eq!(later.cause, Cause::OtherProcesses);
+    assert!(later.basis.fallback && later.confidence <= 0.45);
 }

@@ -126,9 +126,13 @@ fn metal_total_past_the_working_set_and_full_vllm_share_are_weights() {
     );
     let d = diagnose(&excerpt("qwen-12"));
     assert_eq!(d.cause, Cause::WeightsDoNotFit, "{}", d.summary);
-    // at 0.90 the message's own advice (a larger share) still applies
+    // at 0.90 the message's own advice (a larger share) still applies: the budget
     let d = diagnose("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n--gpu-memory-utilization 0.90");
-    assert_eq!(d.cause, Cause::KvCache);
+    assert_eq!(d.cause, Cause::OtherProcesses);
+    assert_eq!(
+        d.fixes.first().map(|f| (f.flag.as_str(), f.value.as_str())),
+        Some(("--gpu-memory-utilization", "0.95"))
+    );
 }
 
 #[test]

@@ -48,7 +48,7 @@ impl When {
 
     pub(crate) fn of(phase: Option<Phase>, elapsed: Option<i64>) -> When {
         match phase {
-            Some(Phase::WeightLoading) => When::Load,
+            Some(Phase::WeightLoading | Phase::OptimizerStep) => When::Load,
             Some(
                 Phase::Profiling
                 | Phase::SamplerWarmup

@@ -283,6 +283,11 @@ const OOM_WORDS: &[&str] = &[
     "insufficient memory",
     "vk_error_out_of_device_memory",
     "erroroutofmemory",
+    // Chinese reports: "insufficient video memory", "video memory overflow"
+    "显存不足",
+    "显存溢出",
+    // NVIDIA Tegra (Jetson) nvmap: `NvMapMemAllocInternalTagged: ... error 12 (ENOMEM)`
+    "(enomem)",
 ];
 
 /// The engine a message belongs to when the log names none: vLLM's, SGLang's, TGI's,
@@ -418,7 +423,7 @@ pub fn diagnose_with(text: &str, fx: &dyn FixEngine) -> Diagnosis {
             )),
             retried_at.map(|r| vec![events[r].clone()]).unwrap_or_default(),
         ),
-        None => match prose::fallback(&events, engine) {
+        None => match prose::fallback(&events, engine).or_else(|| prose::load_failed(&events, &settings, engine)) {
             Some((f, l)) => (f, vec![l]),
             None => (nothing_recognised(text), Vec::new()),
         },

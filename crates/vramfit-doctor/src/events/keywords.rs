@@ -118,6 +118,25 @@ const KEYWORDS: &[&str] = &[
     "prompt cache",
     "still in use",
     "num_return_sequences",
+    // a smaller context named as the fix (prose.rs), Chinese OOM words
+    "max_model_len",
+    "max-model-len",
+    "n_ctx",
+    "context len",
+    "context-len",
+    "context_len",
+    "context via",
+    "显存",
+    "exp_avg",
+    "_tensor_adam",
+    "optimizer.step",
+    "enomem",
+    "construction",
+    "materializ",
+    "to load",
+    "model_load",
+    "context",
+    "k tokens",
 ];
 
 pub(super) static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

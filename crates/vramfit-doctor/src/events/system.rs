@@ -33,15 +33,27 @@ static SIGKILL: LazyLock<Regex> = LazyLock::new(|| {
 });
 // ray/_private/worker.py message for a worker killed by the OOM killer; the raylet's memory
 // monitor (src/ray/raylet/node_manager.cc: `Workers ... killed due to memory pressure (OOM)`,
-// with a link to its ray-oom-prevention page)
+// with a link to its ray-oom-prevention page; a task's error: `Task was killed due to the node
+// running low on memory`)
 static RAY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"killed by SIGKILL by OOM killer|killed by the OOM killer|Ray OOM killer|killed due to memory pressure \(OOM\)|ray-oom-prevention",
+        r"killed by SIGKILL by OOM killer|killed by the OOM killer|Ray OOM killer|killed due to memory pressure \(OOM\)|ray-oom-prevention|killed due to the node running low on memory",
     )
 });
 // a sentence about the kernel's (or the kubelet's) OOM kill: "OOM killer", "OOM-killed",
 // "OOM kills"
 static DESCRIBED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\boom[- ]kill(?:er|ed|s|ing)?\b"));
+// a GPU allocator's exception named in the same sentence: "the OOM kills EngineCore" is then
+// that exception ending the process, not the kernel's OOM killer
+static GPU_OOM_NAMED: LazyLock<Regex> =
+    LazyLock::new(|| re(r"OutOfMemoryError|CUDA out of memory|CUDA_ERROR_OUT_OF_MEMORY"));
+// a sentence saying the kubelet (a container's memory limit) killed it, or that host RAM ran
+// out ("host-OOM", "system RAM ... exhausted"): host memory, whatever GPU words surround it
+static HOST_DESCRIBED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bkilled by (?:kubernetes|k8s|the kubelet)\b|\b(?:container|pod)s? (?:is |was |gets |got )?(?:oom[- ])?killed\b[^.]{0,60}\bmemory|\bhost[- ]OOM\b|\b(?:host|system|CPU)[- ](?:RAM|memory) (?:is |was |gets |got )?(?:exhausted|full|ran out|runs out)\b|\b(?:exhausts?|ran out of|runs out of) (?:the )?(?:host|system|CPU)[- ](?:RAM|memory)\b",
+    )
+});
 // c10/core/impl/alloc_cpu.cpp
 static CPU_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -158,7 +170,9 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::HostKilled(HostKill::Exit137));
     } else if SIGKILL.is_match(line) {
         out.push(LogEvent::HostKilled(HostKill::Sigkill));
-    } else if DESCRIBED.is_match(line) {
+    } else if (DESCRIBED.is_match(line) && !GPU_OOM_NAMED.is_match(line))
+        || HOST_DESCRIBED.is_match(line)
+    {
         out.push(LogEvent::HostKilled(HostKill::Described));
     }
     if let Some(c) = CPU_ALLOC.captures(line) {
@@ -198,6 +212,47 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
             out.push(LogEvent::FragmentationDescribed {
                 reserved_unallocated: c.get(1).and_then(|m| parse_log_size(m.as_str())),
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(line: &str) -> Vec<LogEvent> {
+        let mut v = Vec::new();
+        read(&[line], 0, &mut v);
+        v
+    }
+
+    #[test]
+    fn host_sentences() {
+        let host = LogEvent::HostKilled(HostKill::Described);
+        for l in [
+            "Container is killed by Kubernetes when memory crosses the defined limit",
+            "retains the checkpoint in host RAM on every worker -> host-OOM for large models",
+            "the job ran out of host memory while loading",
+            "Task was killed due to the node running low on memory (ray oom)",
+        ] {
+            assert!(
+                events(l)
+                    .iter()
+                    .any(|e| *e == host || *e == LogEvent::HostKilled(HostKill::Ray)),
+                "{l}"
+            );
+        }
+        for l in [
+            "CPU memory usage is fine but the GPU OOMs",
+            "It has 80 GB system RAM and 40 GB VRAM. Still \"CUDA out of memory\".",
+            "The OOM kills EngineCore: torch.OutOfMemoryError inside the decode kernel",
+        ] {
+            assert!(
+                !events(l)
+                    .iter()
+                    .any(|e| matches!(e, LogEvent::HostKilled(_))),
+                "{l}"
+            );
         }
     }
 }
