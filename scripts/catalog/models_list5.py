@@ -8,7 +8,7 @@ the memory-relevant keys are kept, nested as the file nests them.
 
 Left out because no copy of the config.json was found, or because the architecture has a
 mechanism vramfit cannot yet model (see docs/catalog.md "Not in the catalog"):
-Qwen3.5-0.8B/2B/4B/9B (no copy with all widths), Qwen3.6-27B, MiniMax-M2.7, Gemma 4,
+Qwen3.5-0.8B/2B/4B/9B (no copy with all widths), Qwen3.6-27B, Gemma 4,
 DeepSeek-V4 (compressed sparse attention), Kimi-K2.6.
 """
 
@@ -85,22 +85,22 @@ add("Qwen/Qwen3.5-27B", ["qwen3.5:27b"], "Qwen3.5 27B",
     qwen35_dense(5120, 17408, 64, 24, 4, 48), 27 * B, None, "Qwen3.5-27B model card (27B)",
     "Dense: 16 full-attention layers (24 heads, 4 KV heads of 256) and 48 Gated DeltaNet layers "
     "(16 key / 48 value heads of 128). " + QWEN35_NOTE)
-add("Qwen/Qwen3.5-35B-A3B", ["qwen3.5:35b", "qwen3.5:35b-a3b"], "Qwen3.5 35B-A3B",
+add("Qwen/Qwen3.5-35B-A3B", [], "Qwen3.5 35B-A3B",
     qwen35_moe(2048, 40, 16, 2, 32, 256, 8, 512), 35 * B, 3 * B,
     "Qwen3.5-35B-A3B model card (35B total, 3B active)",
     "40 MoE layers (256 experts top-8 + 1 gated shared expert, 512 wide); 10 full-attention "
     "layers with 2 KV heads of 256. " + QWEN35_NOTE)
-add("Qwen/Qwen3.5-122B-A10B", ["qwen3.5:122b"], "Qwen3.5 122B-A10B",
+add("Qwen/Qwen3.5-122B-A10B", [], "Qwen3.5 122B-A10B",
     qwen35_moe(3072, 48, 32, 2, 64, 256, 8, 1024), 122 * B, 10 * B,
     "Qwen3.5-122B-A10B model card (122B total, 10B active)",
     "48 MoE layers (256 experts top-8 + shared, 1024 wide); 12 full-attention layers with 2 KV "
     "heads of 256. " + QWEN35_NOTE)
-add("Qwen/Qwen3.5-397B-A17B", ["qwen3.5:397b"], "Qwen3.5 397B-A17B",
+add("Qwen/Qwen3.5-397B-A17B", [], "Qwen3.5 397B-A17B",
     qwen35_moe(4096, 60, 32, 2, 64, 512, 10, 1024), 397 * B, 17 * B,
     "Qwen3.5-397B-A17B model card (397B total, 17B active)",
     "60 MoE layers (512 experts top-10 + shared, 1024 wide); 15 full-attention layers with 2 KV "
     "heads of 256. " + QWEN35_NOTE)
-add("Qwen/Qwen3.6-35B-A3B", ["qwen3.6:35b", "qwen3.6:35b-a3b"], "Qwen3.6 35B-A3B",
+add("Qwen/Qwen3.6-35B-A3B", [], "Qwen3.6 35B-A3B",
     qwen35_moe(2048, 40, 16, 2, 32, 256, 8, 512), 35 * B, 3 * B,
     "Qwen3.6-35B-A3B model card (35B total, 3B active)",
     "Qwen3.5-35B-A3B's architecture (Qwen3_5MoeForConditionalGeneration). " + QWEN35_NOTE)
@@ -136,6 +136,13 @@ add("MiniMaxAI/MiniMax-M2.1", ["MiniMax-M2.1"], "MiniMax-M2.1", minimax_m2(), 22
 add("MiniMaxAI/MiniMax-M2.5", ["MiniMax-M2.5"], "MiniMax-M2.5", minimax_m2(), 228_703_644_928,
     10 * B, "safetensors parameter total from the HF API as quoted in code-index id 4289690615 "
             "(228,703,644,928; card: 229B, 10B active)", MINIMAX_NOTE)
+_m27 = minimax_m2()
+_m27["max_position_embeddings"] = 204800
+_m27["dtype"] = _m27.pop("torch_dtype")
+add("MiniMaxAI/MiniMax-M2.7", ["MiniMax-M2.7"], "MiniMax-M2.7", _m27, 228_703_644_928, 10 * B,
+    "parameter total of the released safetensors as listed in code-index id 62693775865 "
+    "(228,703,644,928; card: 229B, 10B active)",
+    MINIMAX_NOTE + " The context is 204800 tokens (M2/M2.5: 196608).")
 
 # ---- GLM-4.7, GLM-4.7-Flash, GLM-5 -------------------------------------------------------------
 glm47 = copy.deepcopy(entry("zai-org/GLM-4.6")["config"])
@@ -263,6 +270,14 @@ SOURCES = {
         "code-index id 4289690615 (MINIMAX_M25_CONFIG and safetensors total 228,703,644,928)",
         "code-index id 54885962974 (test model dir for M2.5: 48 heads/8 KV/head 128/62 layers/256 "
         "experts top-8/1536/vocab 200064/196608)"],
+    "MiniMaxAI/MiniMax-M2.7": [
+        "code-index id 62693775865 (model report printing MiniMax-M2.7/config.json verbatim: "
+        "MiniMaxM2ForCausalLM 3072/1536/62 layers/48 heads/8 KV/head 128/256 experts top-8/vocab "
+        "200064/max_position_embeddings 204800/rotary_dim 64/FP8 block 128 not converting gate, "
+        "e_score_correction_bias, lm_head; 125 safetensors files, 214.33 GiB, 228,703,644,928 "
+        "parameters)",
+        "code-index id 67104252410 (test on models/MiniMaxAI/MiniMax-M2.7/config.json: minimax_m2, "
+        "rotary_dim 64, qk_norm_type per_layer)"],
     "zai-org/GLM-4.7": [
         "code-index id 53168988717 (table read from zai-org/GLM-4.7/config.json: 5120/moe 1536/160 "
         "routed + 1 shared/top-8/first_k_dense_replace 3/92 layers/1 MTP layer/"

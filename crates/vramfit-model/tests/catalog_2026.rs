@@ -17,6 +17,7 @@ const NEW: &[&str] = &[
     "MiniMaxAI/MiniMax-M2",
     "MiniMaxAI/MiniMax-M2.1",
     "MiniMaxAI/MiniMax-M2.5",
+    "MiniMaxAI/MiniMax-M2.7",
     "zai-org/GLM-4.7",
     "zai-org/GLM-4.7-Flash",
     "zai-org/GLM-5",
@@ -149,6 +150,7 @@ fn minimax_glm_and_kimi_cache_what_their_attention_keeps() {
         "MiniMaxAI/MiniMax-M2",
         "MiniMaxAI/MiniMax-M2.1",
         "MiniMaxAI/MiniMax-M2.5",
+        "MiniMaxAI/MiniMax-M2.7",
     ] {
         let s = spec(id);
         assert_eq!(s.kv_bytes_per_token(2.0), 62 * 2 * 8 * 128 * 2, "{id}");
