@@ -1,6 +1,9 @@
 """Build crates/vramfit-model/catalog/models.json and cross-check it with the team's facts.
 
-    python3 scripts/catalog/build_models.py [--check-only]
+    python3 scripts/catalog/build_models.py [--check-only | --new-only]
+
+--new-only keeps the entries models.json has (some carry evidence added by hand) and appends the
+ids it lacks.
 
 Sources of each entry: the team's collected sources (../shared/data/catalog/model_catalog.jsonl)
 plus the copies found while verifying (sources_extra.py). The cross-check prints every
@@ -18,6 +21,7 @@ import models_list  # noqa: E402,F401  (registers entries)
 import models_list2  # noqa: E402,F401
 import models_list3  # noqa: E402,F401
 import models_list4  # noqa: E402
+import models_list5  # noqa: E402
 from models_src import M  # noqa: E402
 from sources_extra import EXTRA, RESOLVED, UNVERIFIED  # noqa: E402
 
@@ -93,7 +97,8 @@ def main():
     out = []
     for e in M:
         srcs = team_sources(team[e["id"]]) if e["id"] in team else []
-        srcs += EXTRA.get(e["id"], []) + models_list4.SOURCES.get(e["id"], [])
+        srcs += (EXTRA.get(e["id"], []) + models_list4.SOURCES.get(e["id"], [])
+                 + models_list5.SOURCES.get(e["id"], []))
         if not srcs:
             print("no source:", e["id"])
         unverified = []
@@ -101,12 +106,20 @@ def main():
             settled = RESOLVED.get(e["id"], [])
             unverified = [u for u in team[e["id"]].get("unverified_fields", [])
                           if not any(u.startswith(r) for r in settled)]
-        unverified += UNVERIFIED.get(e["id"], []) + models_list4.UNVERIFIED.get(e["id"], [])
+        unverified += (UNVERIFIED.get(e["id"], []) + models_list4.UNVERIFIED.get(e["id"], [])
+                       + models_list5.UNVERIFIED.get(e["id"], []))
         out.append({"id": e["id"], "aliases": e["aliases"], "display_name": e["display_name"],
                     "config": e["config"], "params_official": e["params_official"],
                     "sources": srcs, "unverified": unverified, "notes": e["notes"]})
     if "--check-only" in sys.argv:
         return
+    if "--new-only" in sys.argv:
+        # models.json carries evidence edited by hand after the last full rebuild: keep every
+        # entry it has and append only the ids it lacks
+        with open(OUT) as f:
+            have = json.load(f)
+        known = {o["id"] for o in have}
+        out = have + [o for o in out if o["id"] not in known]
     with open(OUT, "w") as f:
         f.write("[\n")
         for i, o in enumerate(out):

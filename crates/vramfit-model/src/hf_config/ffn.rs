@@ -38,7 +38,9 @@ pub fn moe_spec(cfg: &Cfg, mt: &str) -> Option<MoeSpec> {
         .unwrap_or(match mt {
             // Qwen2-MoE and Qwen3-Next have one shared expert of shared_expert_intermediate_size;
             // Llama 4 one of intermediate_size (modeling_llama4.py Llama4TextMoe)
-            "qwen2_moe" | "qwen3_next" | "llama4" | "llama4_text" => 1,
+            // Qwen3.5-MoE likewise (modeling_qwen3_5_moe.py Qwen3_5MoeSparseMoeBlock.shared_expert)
+            "qwen2_moe" | "qwen3_next" | "qwen3_5_moe" | "qwen3_5_moe_text" | "llama4"
+            | "llama4_text" => 1,
             _ => 0,
         });
     let n_ff_shexp = match cfg.u64_any(&[

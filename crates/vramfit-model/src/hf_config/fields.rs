@@ -115,7 +115,9 @@ pub fn class_defaults(model_type: &str) -> ClassDefaults {
         "llama" | "mistral" | "mixtral" | "qwen2" | "qwen2_moe" | "qwen3" | "qwen3_moe"
         | "qwen3_next" | "phi3" | "deepseek_v2" | "deepseek_v3" | "deepseek_v32" | "gpt_oss"
         | "glm4" | "glm4_moe" | "granite" | "granitemoe" | "chatglm" | "jamba" | "nemotron_h"
-        | "falcon_h1" | "olmo2" | "llama4_text" | "llama4" => d(false, 32000, 4096),
+        | "falcon_h1" | "olmo2" | "llama4_text" | "llama4" | "qwen3_5" | "qwen3_5_text"
+        | "qwen3_5_moe" | "qwen3_5_moe_text" | "minimax_m2" | "glm4_moe_lite" | "glm_moe_dsa"
+        | "kimi_k25" => d(false, 32000, 4096),
         // PretrainedConfig's own default
         _ => d(true, 32000, 4096),
     }

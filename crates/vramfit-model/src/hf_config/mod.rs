@@ -53,6 +53,15 @@ pub const KNOWN_MODEL_TYPES: &[&str] = &[
     "qwen3",
     "qwen3_moe",
     "qwen3_next",
+    // Qwen3.5 / Qwen3.6: Qwen3-Next's gated DeltaNet + gated attention stack under a
+    // multimodal wrapper (transformers models/qwen3_5, qwen3_5_moe; vLLM qwen3_5.py)
+    "qwen3_5",
+    "qwen3_5_text",
+    "qwen3_5_moe",
+    "qwen3_5_moe_text",
+    // MiniMax-M2 / M2.1 / M2.5: GQA with full-width QK norm, 256 sigmoid-routed experts
+    // (vLLM model_executor/models/minimax_m2.py)
+    "minimax_m2",
     "gemma",
     "gemma2",
     "gemma3",
@@ -63,6 +72,13 @@ pub const KNOWN_MODEL_TYPES: &[&str] = &[
     // DeepSeek-V3.2(-Exp): V3's MLA/MoE plus the lightning indexer (DeepseekV32ForCausalLM)
     "deepseek_v32",
     "kimi_k2",
+    // Kimi-K2.5: a vision wrapper around a DeepSeek-V3 text config (text_config.model_type
+    // deepseek_v3 / kimi_k2; transformers models/kimi_k25/configuration_kimi_k25.py)
+    "kimi_k25",
+    // GLM-4.7-Flash: DeepSeek-V2/V3-style MLA + MoE (vLLM glm4_moe_lite.py subclasses the
+    // DeepSeek-V2 model); GLM-5: the same with DeepSeek-V3.2's lightning indexer (glm_moe_dsa)
+    "glm4_moe_lite",
+    "glm_moe_dsa",
     "phi3",
     "cohere",
     "cohere2",
@@ -286,7 +302,11 @@ pub fn spec_from_config(id: &str, config: &Value) -> Result<ModelSpec, ConfigErr
         ));
     }
     let n_nextn_layers = cfg
-        .u64_any(&["num_nextn_predict_layers", "num_mtp_layers"])
+        .u64_any(&[
+            "num_nextn_predict_layers",
+            "num_mtp_layers",
+            "mtp_num_hidden_layers",
+        ])
         .unwrap_or(0);
     let vision_params = vision_params(cfg.outer);
     let rope_tables = rope::tables(&cfg, &model_type, head_dim, n_ctx_train, &layers);
@@ -371,7 +391,8 @@ fn arch_flags(cfg: &Cfg, mt: &str) -> ArchFlags {
         qk_norm: matches!(
             mt,
             "qwen3" | "qwen3_moe" | "qwen3_next" | "gemma3" | "gemma3_text" | "olmo2"
-        ) || cfg.bool("use_qk_norm").unwrap_or(false),
+        ) || is_qwen3_5(mt)
+            || cfg.bool("use_qk_norm").unwrap_or(false),
         norm_bias: matches!(mt, "gpt_neox" | "falcon" | "starcoder2"),
         // Nemotron-H uses a relu² MLP without a gate (modeling_nemotron_h.py)
         gated_mlp: !matches!(mt, "gpt_neox" | "falcon" | "starcoder2" | "nemotron_h"),
@@ -380,12 +401,24 @@ fn arch_flags(cfg: &Cfg, mt: &str) -> ArchFlags {
             && cfg.bool("use_parallel_residual").unwrap_or(true)
             && cfg.bool("parallel_attn").unwrap_or(true),
         attn_sinks: mt == "gpt_oss",
-        expert_bias: matches!(mt, "deepseek_v3" | "deepseek_v32" | "kimi_k2" | "glm4_moe")
-            && cfg
-                .str("topk_method")
-                .map(|m| m == "noaux_tc")
-                .unwrap_or(true),
+        expert_bias: (matches!(
+            mt,
+            "deepseek_v3" | "deepseek_v32" | "kimi_k2" | "glm4_moe" | "glm4_moe_lite" | "glm_moe_dsa"
+        ) && cfg
+            .str("topk_method")
+            .map(|m| m == "noaux_tc")
+            .unwrap_or(true))
+            // MiniMax-M2: e_score_correction_bias when use_routing_bias (minimax_m2.py)
+            || (mt == "minimax_m2" && cfg.bool("use_routing_bias").unwrap_or(false)),
     }
+}
+
+/// Qwen3.5 / Qwen3.6 model types, wrapper and text (`qwen3_5`, `qwen3_5_moe_text`, ...).
+pub(crate) fn is_qwen3_5(mt: &str) -> bool {
+    matches!(
+        mt,
+        "qwen3_5" | "qwen3_5_text" | "qwen3_5_moe" | "qwen3_5_moe_text"
+    )
 }
 
 /// Parameters of a vision tower shipped in the same checkpoint, from `vision_config`:

@@ -16,7 +16,12 @@ pub fn layer_attention(
     let n = n_layer as usize;
     if matches!(
         mt,
-        "deepseek_v2" | "deepseek_v3" | "deepseek_v32" | "kimi_k2"
+        "deepseek_v2"
+            | "deepseek_v3"
+            | "deepseek_v32"
+            | "kimi_k2"
+            | "glm4_moe_lite"
+            | "glm_moe_dsa"
     ) || cfg.u64("kv_lora_rank").is_some()
     {
         let mla = AttentionKind::Mla {
@@ -172,8 +177,11 @@ fn hybrid_stack(cfg: &Cfg, mt: &str, n: usize, n_embd: u64) -> Option<Vec<Attent
                     .collect(),
             )
         }
-        // configuration_qwen3_next.py: full attention every full_attention_interval-th layer
-        "qwen3_next" if cfg.str_list("layer_types").is_none() => {
+        // configuration_qwen3_next.py (and configuration_qwen3_5*.py, whose default layer_types
+        // is the same rule): full attention every full_attention_interval-th layer
+        "qwen3_next" | "qwen3_5" | "qwen3_5_text" | "qwen3_5_moe" | "qwen3_5_moe_text"
+            if cfg.str_list("layer_types").is_none() =>
+        {
             let every = cfg.u64("full_attention_interval").unwrap_or(4).max(1) as usize;
             Some(
                 (0..n)

@@ -171,9 +171,16 @@ pub fn shape(
     n_head_kv: u64,
     n_ctx_train: u64,
 ) -> Result<(), ConfigError> {
-    let explicit_head_dim = ["head_dim", "kv_channels", "attention_head_dim"]
-        .iter()
-        .any(|k| cfg.raw(k).is_some());
+    // MLA heads are qk_nope_head_dim + qk_rope_head_dim wide whatever hidden_size is
+    // (GLM-4.7-Flash: 20 heads over 2048; modeling_deepseek_v3.py)
+    let explicit_head_dim = [
+        "head_dim",
+        "kv_channels",
+        "attention_head_dim",
+        "kv_lora_rank",
+    ]
+    .iter()
+    .any(|k| cfg.raw(k).is_some());
     if !explicit_head_dim && n_embd % n_head != 0 {
         return Err(invalid(
             id,

@@ -42,10 +42,17 @@ impl Family {
             "cohere" | "cohere2" => Family::Cohere,
             "olmo2" => Family::Olmo2,
             "starcoder2" => Family::Starcoder2,
-            "deepseek_v2" | "deepseek_v3" | "deepseek_v32" | "kimi_k2" => Family::Deepseek,
+            // GLM-4.7-Flash and GLM-5 are DeepSeek MLA/MoE stacks (llama.cpp converts
+            // Glm4MoeLiteForCausalLM as deepseek2)
+            "deepseek_v2" | "deepseek_v3" | "deepseek_v32" | "kimi_k2" | "kimi_k25"
+            | "glm4_moe_lite" | "glm_moe_dsa" => Family::Deepseek,
             "glm4_moe" => Family::Glm4Moe,
             "gpt_oss" => Family::GptOss,
-            "qwen3_next" => Family::Qwen3Next,
+            // Qwen3.5/3.6 split Qwen3-Next's in_proj_qkvz/in_proj_ba into in_proj_qkv/z/b/a:
+            // the same elements (vLLM qwen3_5.py reuses the Qwen3-Next decoder layer)
+            "qwen3_next" | "qwen3_5" | "qwen3_5_text" | "qwen3_5_moe" | "qwen3_5_moe_text" => {
+                Family::Qwen3Next
+            }
             "falcon_h1" => Family::FalconH1,
             "jamba" => Family::Jamba,
             "nemotron_h" => Family::NemotronH,
@@ -152,6 +159,13 @@ fn style(spec: &ModelSpec, family: Family) -> Style {
         Family::Llama => Style {
             qkv_bias: a.qkv_bias || spec.model_type.starts_with("qwen2"),
             shexp_gate: spec.model_type == "qwen2_moe",
+            // MiniMax-M2 normalises q and k over all heads at once (minimax_m2.py q_norm over
+            // num_heads * head_dim; llama.cpp LLM_ARCH_MINIMAX_M2)
+            qk_norm: if spec.model_type == "minimax_m2" && a.qk_norm {
+                QkNorm::Full
+            } else {
+                base.qk_norm
+            },
             ..base
         },
         // Gemma 2/3 add sandwich norms, Gemma 3 adds QK norm (LLM_ARCH_GEMMA2/GEMMA3)
