@@ -182,6 +182,12 @@ pub const USABLE_TOKENS_PER_S: f64 = 5.0;
 /// mid-size document with room for the answer (or the model's own context when shorter).
 pub const USABLE_CONTEXT: u64 = 16384;
 
+/// Among offload plans, those slower than this rank after the faster ones whatever their
+/// quality tier: three times reading speed, so a chat answer keeps ahead of the reader. A vLLM
+/// `--cpu-offload-gb` plan moving 19 GiB per token (~11 tok/s) is no #2 where a llama.cpp
+/// `--n-cpu-moe` plan of the same model runs at ~100 tok/s.
+pub const INTERACTIVE_TOKENS_PER_S: f64 = 3.0 * USABLE_TOKENS_PER_S;
+
 /// What makes a plan a usable default answer ([`rank`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Usable {
@@ -226,7 +232,7 @@ impl Plan {
 /// context and quality) beat every other; among them the quality tier of weights and KV cache
 /// ([`crate::quality`], measured KL divergence) first, then context × concurrency, then speed,
 /// then the measured loss itself. Then offload plans fast enough to read: those that reach the
-/// usable context first (an offload plan is chosen to run the model at all, and a 13k-token
+/// usable context first, then those at least [`INTERACTIVE_TOKENS_PER_S`] fast (an offload plan is chosen to run the model at all, and a 13k-token
 /// vLLM `--cpu-offload-gb` plan at 11 tok/s is no answer where a partial llama.cpp offload
 /// gives 40k at 40 tok/s), then best quality, then the fastest; and last the rest, fastest
 /// first. `context`, `concurrency` and `speed` put their own measure
@@ -258,8 +264,10 @@ pub fn rank(plans: &mut [Plan], goal: Goal, u: &Usable) {
                 // then speed before context (a few more tokens of context bought with layers
                 // moved off the GPU are not worth the speed)
                 let short = |p: &Plan| p.max_model_len < u.context;
+                let crawl = |p: &Plan| p.est_tokens_per_s < INTERACTIVE_TOKENS_PER_S;
                 short(a)
                     .cmp(&short(b))
+                    .then(crawl(a).cmp(&crawl(b)))
                     .then(a.quality.cmp(&b.quality))
                     .then(cmp_f(b.est_tokens_per_s, a.est_tokens_per_s))
                     .then(quality(a, b))
