@@ -260,6 +260,13 @@ fn sglang_held_apart_logs_2() {
     held_apart(include_str!("fixtures/sglang_heldapart2_logs.jsonl"), 5);
 }
 
+/// The third held-apart set (`sglang_heldapart3_logs.jsonl`, session 7; first scored 5/5 tokens
+/// and verdicts by a script on the merged tree), scored the same way.
+#[test]
+fn sglang_held_apart_logs_3() {
+    held_apart(include_str!("fixtures/sglang_heldapart3_logs.jsonl"), 5);
+}
+
 fn held_apart(text: &str, n: usize) {
     common::offline(&format!(
         "vramfit-cv-sglang-apart-{n}-{}",
