@@ -208,9 +208,9 @@ fn grid() -> Vec<Constants> {
         }
         return g;
     }
-    for s in [24.0, 32.0, 40.0, 48.0, 56.0] {
+    for s in [24.0, 32.0, 36.0, 40.0, 48.0] {
         for n in [128u64, 256, 384, 512] {
-            for h in [1.0, 2.0, 3.0] {
+            for h in [1.0, 1.5, 2.0] {
                 for m in [0.4, 0.8, 1.2] {
                     for v in [0u64, 1536, 1920, 2304] {
                         g.push(Constants {
