@@ -73,6 +73,8 @@ pub struct VllmConfig {
     /// `VLLM_ROCM_MOE_PADDING` (default on): ROCm pads unquantized MoE weights
     /// ([`super::rocm::moe_padding_bytes`])
     pub rocm_moe_padding: bool,
+    /// `VLLM_MXFP4_USE_MARLIN` (None: the backend vLLM picks, [`super::mxfp4::backend`])
+    pub mxfp4_use_marlin: Option<bool>,
     /// the GPU's compute capability, set by the plan (kernel-dependent weight layouts: MXFP4
     /// experts padded for Marlin); None when unknown
     pub compute_capability: Option<f64>,
@@ -270,6 +272,7 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
     let use_v2_model_runner = switch("VLLM_USE_V2_MODEL_RUNNER")?;
     let use_v1 = switch("VLLM_USE_V1")?;
     let rocm_moe_padding = switch("VLLM_ROCM_MOE_PADDING")?.unwrap_or(true);
+    let mxfp4_use_marlin = switch("VLLM_MXFP4_USE_MARLIN")?;
     let mut unknown_flags = Vec::new();
     for u in &flags.unknown {
         let name = u.split([' ', '=']).next().unwrap_or(u);
@@ -338,6 +341,7 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
             .iter()
             .any(|n| env(n).map(str::trim) == Some("0")),
         rocm_moe_padding,
+        mxfp4_use_marlin,
         compute_capability: None,
         unknown_flags,
         notes,
