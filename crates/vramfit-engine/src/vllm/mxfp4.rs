@@ -19,6 +19,10 @@ pub enum Mxfp4Backend {
     Triton,
     /// FlashInfer on SM100 (TRT-LLM / BF16 paths): both sizes padded to 256, fp32 biases
     FlashInferSm100,
+    /// ROCm's `triton_kernels` path: both sizes padded to 128 (`get_padding_alignment`; 256 on
+    /// gfx950, not told apart here), fp32 biases; the strided layout ROCm uses views the
+    /// checkpoint's tensors rather than copying them
+    Rocm,
 }
 
 /// The release that ships `triton_kernels` inside vLLM (PR #28788, "[Build] Add OpenAI
@@ -33,6 +37,9 @@ const TRITON_SHIPPED: Version = Version::new(0, 12, 0);
 /// only by its size is taken as a pre-Blackwell CUDA card (SM 9.0): every card up to Hopper and
 /// the SM120 desktop Blackwells land on Marlin or Triton alike, only SM100 differs.
 pub fn backend(cfg: &VllmConfig) -> Mxfp4Backend {
+    if cfg.rocm {
+        return Mxfp4Backend::Rocm;
+    }
     let cc = cfg.compute_capability.unwrap_or(9.0);
     if (10.0..11.0).contains(&cc) {
         return Mxfp4Backend::FlashInferSm100;
@@ -78,6 +85,7 @@ pub fn backend_extra_bytes(spec: &ModelSpec, cfg: &VllmConfig, layers: Range<u64
         Mxfp4Backend::Marlin => (round(h, 256), round(ff, 128)),
         Mxfp4Backend::Triton => (h, round(ff, 64)),
         Mxfp4Backend::FlashInferSm100 => (round(h, 256), round(ff, 256)),
+        Mxfp4Backend::Rocm => (round(h, 128), round(ff, 128)),
     };
     let n = m.n_expert;
     let (w13, w2) = (hp * gates * fp, fp * hp);
@@ -86,7 +94,7 @@ pub fn backend_extra_bytes(spec: &ModelSpec, cfg: &VllmConfig, layers: Range<u64
     resident += match be {
         Mxfp4Backend::Marlin => 2 * bias_elems,
         // `layer.w13_bias.to(torch.float32)` replaces the bf16 parameters
-        Mxfp4Backend::Triton | Mxfp4Backend::FlashInferSm100 => 4 * bias_elems,
+        Mxfp4Backend::Triton | Mxfp4Backend::FlashInferSm100 | Mxfp4Backend::Rocm => 4 * bias_elems,
     };
     if be == Mxfp4Backend::Triton {
         // `_swizzle_mxfp4` returns new scale tensors; layer.w13_weight_scale stays
@@ -132,5 +140,36 @@ mod tests {
             Some(9.0),
         );
         assert_eq!(backend(&forced), Mxfp4Backend::Marlin);
+        let mut amd = cfg(serve, "0.14.1", None);
+        amd.rocm = true;
+        assert_eq!(backend(&amd), Mxfp4Backend::Rocm);
+    }
+
+    /// The bytes each backend adds to gpt-oss-120b on one GPU, against the logs: Marlin on an
+    /// H100 at v0.10.1 loads 65.97 GiB (vllm#23278), Triton at v0.14.1 64.38 GiB (vllm#33155),
+    /// the checkpoint's tensors being about 60.7 GiB.
+    #[test]
+    fn gpt_oss_120b_extras_by_backend() {
+        let m = vramfit_model::catalog::find_model("openai/gpt-oss-120b").unwrap();
+        let spec = vramfit_model::hf_config::spec_from_config(&m.id, &m.config).unwrap();
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let serve = "vllm serve openai/gpt-oss-120b";
+        let marlin = gib(backend_extra_bytes(
+            &spec,
+            &cfg(serve, "0.10.1", Some(9.0)),
+            0..36,
+        ));
+        let triton = gib(backend_extra_bytes(
+            &spec,
+            &cfg(serve, "0.14.1", Some(9.0)),
+            0..36,
+        ));
+        // Marlin: 2880 → 3072 hidden, 2880 → 2944 intermediate; Triton: a second set of scales
+        assert!((5.0..5.3).contains(&marlin), "{marlin}");
+        assert!((3.3..3.5).contains(&triton), "{triton}");
+        assert_eq!(
+            backend_extra_bytes(&spec, &cfg(serve, "0.14.1", Some(8.0)), 0..0),
+            0
+        );
     }
 }

@@ -406,7 +406,8 @@ pub fn predicted_stage_bytes(
 
 /// What each vLLM worker holds for its weights: the checkpoint's tensors (exact when known,
 /// else predicted) plus the copies vLLM derives from them after loading ([`mla_decode_copies`],
-/// the MXFP4 kernel's padding and copies: [`super::mxfp4::backend_extra_bytes`]).
+/// the MXFP4 kernel's padding and copies: [`super::mxfp4::backend_extra_bytes`], ROCm's padded
+/// MoE weights: [`super::rocm::moe_padding_bytes`]).
 pub fn stage_bytes(
     spec: &ModelSpec,
     weights: Option<&WeightSet>,
@@ -421,7 +422,15 @@ pub fn stage_bytes(
     base.iter()
         .zip(mla_decode_copies(spec, cfg, ranges))
         .zip(ranges)
-        .map(|((b, m), r)| b + m + rope + super::mxfp4::backend_extra_bytes(spec, cfg, r.clone()))
+        .map(|((b, m), r)| {
+            // ROCm re-allocates unquantized MoE weights padded (vllm::rocm)
+            let rocm = if cfg.rocm {
+                super::rocm::moe_padding_bytes(spec, cfg, r.clone())
+            } else {
+                0
+            };
+            b + m + rope + rocm + super::mxfp4::backend_extra_bytes(spec, cfg, r.clone())
+        })
         .collect()
 }
 
