@@ -190,6 +190,24 @@ fn score(c: &Case, p: &MemoryPlan) -> Vec<(String, f64, bool)> {
 /// The grid the constants are refitted on (the values in force are on it).
 fn grid() -> Vec<Constants> {
     let mut g = Vec::new();
+    if std::env::var_os("VRAMFIT_CV_FINE").is_some() {
+        for s in [28.0, 32.0, 36.0, 40.0] {
+            for n in [256u64, 320, 384, 448] {
+                for h in [1.0, 1.5, 2.0] {
+                    for m in [0.4, 0.8] {
+                        g.push(Constants {
+                            sampler_bytes_per_elem: s,
+                            non_torch_bytes: n << 20,
+                            graph_hidden_factor: h,
+                            graph_moe_factor: m,
+                            nvls_non_torch_bytes: 1920 << 20,
+                        });
+                    }
+                }
+            }
+        }
+        return g;
+    }
     for s in [24.0, 32.0, 40.0, 48.0, 56.0] {
         for n in [128u64, 256, 384, 512] {
             for h in [1.0, 2.0, 3.0] {
@@ -232,7 +250,12 @@ fn leave_one_log_out() {
     std::env::set_var("HF_HOME", &empty);
     let cases = load_cases();
     assert!(cases.len() >= 13, "only {} vLLM cases", cases.len());
-    let grid = grid();
+    // `VRAMFIT_CV_IN_FORCE=1`: only the constants in force (a quick in-sample pass)
+    let grid = if std::env::var_os("VRAMFIT_CV_IN_FORCE").is_some() {
+        vec![Constants::FITTED]
+    } else {
+        grid()
+    };
     // table[case][constants] = the case's rows under those constants
     let table: Vec<Vec<Vec<(String, f64, bool)>>> = cases
         .iter()
@@ -261,6 +284,27 @@ fn leave_one_log_out() {
                 d.weights_bytes as f64 / GIB,
                 rows.join(", ")
             );
+        }
+    }
+    if std::env::var_os("VRAMFIT_CV_GRID_REPORT").is_some() {
+        // in-sample count per grid point, and whether the dev case vllm-log-009 stays in
+        let mut rep: Vec<(usize, bool, usize)> = (0..grid.len())
+            .map(|k| {
+                let ok: usize = table
+                    .iter()
+                    .map(|t| t[k].iter().filter(|r| r.2).count())
+                    .sum();
+                let log9 = cases
+                    .iter()
+                    .zip(&table)
+                    .filter(|(c, _)| c.id == "vllm-log-009")
+                    .all(|(_, t)| t[k].iter().all(|r| r.2));
+                (ok, log9, k)
+            })
+            .collect();
+        rep.sort_by(|a, b| b.0.cmp(&a.0));
+        for (ok, log9, k) in rep.iter().take(25) {
+            println!("GRID {ok} log009={log9} {:?}", grid[*k]);
         }
     }
     let losses: Vec<Vec<f64>> = table

@@ -236,14 +236,13 @@ pub(super) fn evaluate(
                 expert_parallel: cfg.enable_expert_parallel,
                 sampler: super::runner::sampler(spec, cfg),
                 nvls: super::runner::nccl_nvls(cfg, &gpu.name),
+                charges_context: !cfg.runs_v0() && cfg.version < super::Version::new(0, 9, 0),
+                fixed_capture: super::runner::fixed_capture_size(spec, cfg),
             },
         );
         // gpu_worker.py: the estimate is skipped on ROCm in the v0.21+ code read
         let charges = estimate_charged && !rocm;
         let mut prof = prof;
-        if !cfg.runs_v0() && cfg.version < super::Version::new(0, 9, 0) {
-            prof.non_torch_bytes += super::profile::V1_EARLY_CONTEXT_BYTES;
-        }
         let w = match &calib {
             Some(c) => c.adjust(w, &mut prof, charges),
             None => w,

@@ -98,6 +98,9 @@ pub struct Profile {
     pub non_torch_bytes: u64,
     /// CUDA-graph pool (the estimate vLLM charges from v0.21; what capture takes before)
     pub cuda_graph_bytes: u64,
+    /// the dummy sampler run's own torch peak (part of `activation_bytes`), which the sampler
+    /// warm-up allocates again after the KV cache ([`super::plan`])
+    pub sampler_bytes: u64,
 }
 
 /// Inputs of the profile that come from the scheduler settings.
@@ -118,6 +121,11 @@ pub struct ProfileInputs {
     /// the tensor-parallel all-reduce goes through NCCL's NVLS buffers ([`NVLS_NON_TORCH_BYTES`],
     /// [`super::runner::nccl_nvls`])
     pub nvls: bool,
+    /// V1 before v0.9.0 charges the CUDA context to the budget ([`V1_EARLY_CONTEXT_BYTES`])
+    pub charges_context: bool,
+    /// the largest CUDA-graph capture size when it does not follow `max_num_seqs`
+    /// ([`super::runner::fixed_capture_size`]); `None`: `min(2 · max_num_seqs, 512)`
+    pub fixed_capture: Option<u64>,
 }
 
 /// The sampler path of the profile's dummy sampling run (`_dummy_sampler_run`: every row with
@@ -236,11 +244,20 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
             residual / 2 + (elems as f64 * c.sampler_bytes_per_elem) as u64
         }
     };
-    let non_torch = c.non_torch_bytes + if p.nvls { c.nvls_non_torch_bytes } else { 0 };
+    let non_torch = c.non_torch_bytes
+        + if p.nvls { c.nvls_non_torch_bytes } else { 0 }
+        + if p.charges_context {
+            V1_EARLY_CONTEXT_BYTES
+        } else {
+            0
+        };
     let cuda_graph_bytes = if p.cuda_graphs {
         // capture sizes [1, 2, 4, 8, 16, ...] up to min(2·max_num_seqs, 512)
-        // (vllm/config/compilation.py default max_cudagraph_capture_size)
-        let max_capture = (2 * p.max_num_seqs).clamp(1, 512).min(t.max(1));
+        // (vllm/config/compilation.py default max_cudagraph_capture_size) unless fixed
+        let max_capture = p
+            .fixed_capture
+            .unwrap_or((2 * p.max_num_seqs).clamp(1, 512))
+            .min(t.max(1));
         let per_token: f64 = layer_specs
             .iter()
             .map(|l| {
@@ -262,6 +279,7 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
         activation_bytes: forward.max(sampler),
         non_torch_bytes: non_torch,
         cuda_graph_bytes,
+        sampler_bytes: sampler,
     }
 }
 
@@ -285,6 +303,8 @@ mod tests {
             expert_parallel: false,
             sampler,
             nvls: false,
+            charges_context: false,
+            fixed_capture: None,
         }
     }
 
