@@ -13,7 +13,10 @@
 //!
 //! `VRAMFIT_CV_VERBOSE=1` adds one line per case (predicted components, signed errors);
 //! `VRAMFIT_CV_V1_ONLY=1` runs every vLLM start on the V1 runner (the model before
-//! `vllm::runner`), for a before/after on the same logs. The test fails below 89 % of the vLLM
+//! `vllm::runner`), for a before/after on the same logs; `VRAMFIT_CV_IN_FORCE=1` scores only the
+//! constants in force (quick); `VRAMFIT_CV_GRID_REPORT=1` lists the grid points with the most
+//! comparisons in-sample and whether dev case vllm-log-009 stays in; `VRAMFIT_CV_FINE=1` swaps
+//! in a finer grid around the constants in force. The test fails below 89 % of the vLLM
 //! comparisons within tolerance (leave-one-out). SGLang's logs have their own harness
 //! (accuracy_cv_sglang.rs).
 //!
