@@ -29,6 +29,7 @@ fn inputs(mnbt: u64, dtype: &str) -> LayoutInputs<'_> {
         disable_hybrid: false,
         compute_capability: Some(9.4),
         mla_cache: Default::default(),
+        ssm_dtype_bytes: 2,
     }
 }
 
@@ -148,4 +149,34 @@ fn qwen3_next_attention_block_covers_the_state_page() {
     assert!(layout.groups.contains(&(KvKind::State, 3)));
     // one request: its attention blocks plus one state page per state group
     assert_eq!(layout.blocks_per_request(32768), 32768u64.div_ceil(544) + 3);
+}
+
+/// Qwen3.5-27B keeps its DeltaNet SSM state in float32 (config.json `mamba_ssm_dtype`): real
+/// v0.19 logs print "Setting attention block size to 784 tokens" and "Padding mamba page size
+/// by 0.13%" (code-index ids 52533291234, 70961817511); with the state in bf16 it would be 400.
+#[test]
+fn qwen35_ssm_state_is_float32() {
+    use vramfit_engine::vllm::kv::ssm_state_bytes;
+    use vramfit_engine::vllm::Version;
+    let m = vramfit_model::catalog::find_model("Qwen/Qwen3.5-27B").unwrap();
+    let spec = spec_from_config(&m.id, &m.config).unwrap();
+    let v = Version::new(0, 19, 0);
+    let layout_with = |ssm: u64| {
+        let mut inp = inputs(8192, "auto");
+        inp.ssm_dtype_bytes = ssm;
+        KvLayout::new(&spec, 0..spec.n_layer(), inp)
+    };
+    assert_eq!(ssm_state_bytes(&spec, None, v, 2), 4);
+    assert_eq!(
+        layout_with(ssm_state_bytes(&spec, None, v, 2)).block_size,
+        784
+    );
+    // `--mamba-ssm-cache-dtype bfloat16` overrides the config
+    assert_eq!(ssm_state_bytes(&spec, Some("bfloat16"), v, 2), 2);
+    assert_eq!(layout_with(2).block_size, 400);
+    // Qwen3-Next keeps the model dtype unless told otherwise (PR #34489)
+    let n = vramfit_model::catalog::find_model("Qwen/Qwen3-Next-80B-A3B-Instruct").unwrap();
+    let next = spec_from_config(&n.id, &n.config).unwrap();
+    assert_eq!(ssm_state_bytes(&next, None, v, 2), 2);
+    assert_eq!(ssm_state_bytes(&next, Some("float32"), v, 2), 4);
 }

@@ -113,6 +113,7 @@ fn layout(cache: MlaCache) -> KvLayout {
             disable_hybrid: false,
             compute_capability: Some(9.0),
             mla_cache: cache,
+            ssm_dtype_bytes: 2,
         },
     )
 }

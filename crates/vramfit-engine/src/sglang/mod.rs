@@ -397,6 +397,8 @@ pub fn plan(
                 expert_parallel: false,
                 sampler: vllm::profile::Sampler::Sorting,
                 nvls: false,
+                charges_context: false,
+                fixed_capture: None,
             },
         )
     };

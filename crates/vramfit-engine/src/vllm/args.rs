@@ -73,6 +73,13 @@ pub struct VllmConfig {
     /// `VLLM_ROCM_MOE_PADDING` (default on): ROCm pads unquantized MoE weights
     /// ([`super::rocm::moe_padding_bytes`])
     pub rocm_moe_padding: bool,
+    /// `--mamba-ssm-cache-dtype` (None: auto, [`super::kv::ssm_state_bytes`])
+    pub mamba_ssm_cache_dtype: Option<String>,
+    /// `VLLM_MXFP4_USE_MARLIN` (None: the backend vLLM picks, [`super::mxfp4::backend`])
+    pub mxfp4_use_marlin: Option<bool>,
+    /// the GPUs run ROCm (AMD), set by the plan from the GPU's name (ROCm-only weight layouts:
+    /// [`super::rocm::moe_padding_bytes`])
+    pub rocm: bool,
     /// the GPU's compute capability, set by the plan (kernel-dependent weight layouts: MXFP4
     /// experts padded for Marlin); None when unknown
     pub compute_capability: Option<f64>,
@@ -90,6 +97,7 @@ const FLAGS: &[Flag] = &[
     Flag::value("--max-num-batched-tokens", &[]),
     Flag::value("--block-size", &[]),
     Flag::value("--kv-cache-dtype", &[]),
+    Flag::value("--mamba-ssm-cache-dtype", &[]),
     Flag::value("--kv-cache-memory-bytes", &["--kv-cache-memory"]),
     Flag::value("--cpu-offload-gb", &[]),
     Flag::boolean("--enforce-eager", &[]),
@@ -270,6 +278,7 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
     let use_v2_model_runner = switch("VLLM_USE_V2_MODEL_RUNNER")?;
     let use_v1 = switch("VLLM_USE_V1")?;
     let rocm_moe_padding = switch("VLLM_ROCM_MOE_PADDING")?.unwrap_or(true);
+    let mxfp4_use_marlin = switch("VLLM_MXFP4_USE_MARLIN")?;
     let mut unknown_flags = Vec::new();
     for u in &flags.unknown {
         let name = u.split([' ', '=']).next().unwrap_or(u);
@@ -308,6 +317,7 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
         },
         block_size: parse_count(&flags, "--block-size")?,
         kv_cache_dtype: flags.get("--kv-cache-dtype").unwrap_or("auto").to_string(),
+        mamba_ssm_cache_dtype: flags.get("--mamba-ssm-cache-dtype").map(str::to_string),
         kv_cache_memory_bytes,
         cpu_offload_bytes,
         enforce_eager: flags.bool("--enforce-eager").unwrap_or(false),
@@ -338,6 +348,8 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
             .iter()
             .any(|n| env(n).map(str::trim) == Some("0")),
         rocm_moe_padding,
+        mxfp4_use_marlin,
+        rocm: false,
         compute_capability: None,
         unknown_flags,
         notes,

@@ -121,6 +121,9 @@ impl Calibrated {
                 expert_parallel: lc.enable_expert_parallel,
                 sampler: super::runner::sampler(spec, &lc),
                 nvls: super::runner::nccl_nvls(&lc, &gpu.name),
+                // the log's profile as predicted before, without V1_EARLY_CONTEXT_BYTES
+                charges_context: false,
+                fixed_capture: super::runner::fixed_capture_size(spec, &lc),
             },
         );
         let charged_log = lc.deducts_cuda_graphs() && !v2;

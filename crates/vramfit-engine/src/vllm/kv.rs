@@ -114,6 +114,35 @@ pub struct LayoutInputs<'a> {
     pub compute_capability: Option<f64>,
     /// how the release caches MLA layers ([`MlaCache::of`])
     pub mla_cache: MlaCache,
+    /// bytes per element of the recurrent SSM state ([`ssm_state_bytes`])
+    pub ssm_dtype_bytes: u64,
+}
+
+/// Bytes per element of the recurrent (SSM / DeltaNet temporal) state. `auto` keeps the model
+/// dtype (mamba_utils.py `MambaStateDtypeCalculator`), except where vLLM takes the dtype from
+/// the checkpoint's config: Qwen3.5 (`mamba_ssm_dtype: float32` in every public config.json;
+/// the `Qwen3_5ForConditionalGenerationConfig` hook of PR #34489, in every release that runs
+/// Qwen3.5, v0.17.0 on) and Nemotron-H (`mamba_ssm_cache_dtype: float32` in its configs, read
+/// by PR #29978 from v0.13.0; PR #39032 makes float32 its default). Qwen3-Next keeps the model
+/// dtype unless the flag says otherwise. The conv state always stays in the model dtype.
+pub fn ssm_state_bytes(
+    spec: &ModelSpec,
+    flag: Option<&str>,
+    version: super::version::Version,
+    model_dtype_bytes: u64,
+) -> u64 {
+    use super::version::Version;
+    match flag.map(str::to_ascii_lowercase).as_deref() {
+        Some("float32") => return 4,
+        Some("float16" | "bfloat16") => return 2,
+        _ => {}
+    }
+    let mt = spec.model_type.as_str();
+    if mt.starts_with("qwen3_5") || (mt == "nemotron_h" && version >= Version::new(0, 13, 0)) {
+        4
+    } else {
+        model_dtype_bytes
+    }
 }
 
 impl KvLayout {
@@ -121,6 +150,7 @@ impl KvLayout {
     pub fn new(spec: &ModelSpec, layers: Range<u64>, inp: LayoutInputs) -> KvLayout {
         let elem = kv_elem_bytes(inp.kv_cache_dtype, inp.model_dtype_bytes);
         let fp8_ds_mla = inp.kv_cache_dtype.eq_ignore_ascii_case("fp8_ds_mla");
+        let ssm_bytes = inp.ssm_dtype_bytes;
         let mut kv = Vec::new();
         for l in spec
             .layers
@@ -178,9 +208,10 @@ impl KvLayout {
                 },
                 AttentionKind::Recurrent(s) => KvLayer {
                     kind: KvKind::State,
-                    // MambaSpec page: conv + ssm state in the model dtype, heads split over TP
-                    unit_bytes: (s.conv_elems + s.ssm_elems).div_ceil(inp.tp)
-                        * inp.model_dtype_bytes,
+                    // MambaSpec page: conv state in the model dtype, the SSM state in its own
+                    // ([`ssm_state_bytes`]), heads split over TP
+                    unit_bytes: s.conv_elems.div_ceil(inp.tp) * inp.model_dtype_bytes
+                        + s.ssm_elems.div_ceil(inp.tp) * ssm_bytes,
                 },
                 AttentionKind::None => continue,
             };
@@ -188,8 +219,8 @@ impl KvLayout {
             if let Some(s) = &l.parallel_ssm {
                 kv.push(KvLayer {
                     kind: KvKind::State,
-                    unit_bytes: (s.conv_elems + s.ssm_elems).div_ceil(inp.tp)
-                        * inp.model_dtype_bytes,
+                    unit_bytes: s.conv_elems.div_ceil(inp.tp) * inp.model_dtype_bytes
+                        + s.ssm_elems.div_ceil(inp.tp) * ssm_bytes,
                 });
             }
         }

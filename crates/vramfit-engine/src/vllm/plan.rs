@@ -170,9 +170,12 @@ pub(super) fn evaluate(
         unified: false,
     });
     let cfg_gpu;
-    let cfg = if cfg.compute_capability.is_none() && first.compute_capability.is_some() {
+    let cfg = if (cfg.compute_capability.is_none() && first.compute_capability.is_some())
+        || is_rocm(&first.name) != cfg.rocm
+    {
         cfg_gpu = VllmConfig {
-            compute_capability: first.compute_capability,
+            compute_capability: cfg.compute_capability.or(first.compute_capability),
+            rocm: is_rocm(&first.name),
             ..cfg.clone()
         };
         &cfg_gpu
@@ -198,6 +201,12 @@ pub(super) fn evaluate(
                     disable_hybrid: cfg.disable_hybrid_kv_cache_manager,
                     compute_capability: first.compute_capability,
                     mla_cache: super::kv::MlaCache::of(cfg.version),
+                    ssm_dtype_bytes: super::kv::ssm_state_bytes(
+                        spec,
+                        cfg.mamba_ssm_cache_dtype.as_deref(),
+                        cfg.version,
+                        dtype.bytes(),
+                    ),
                 },
             )
         })
@@ -211,13 +220,8 @@ pub(super) fn evaluate(
         // rank = pp_rank · tp + tp_rank: consecutive GPUs form one pipeline stage
         let stage = (i as u64 / tp).min(pp - 1) as usize;
         let rocm = is_rocm(&gpu.name);
-        // ROCm re-allocates unquantized MoE weights padded (vllm::rocm)
-        let w = stage_weights[stage]
-            + if rocm {
-                super::rocm::moe_padding_bytes(spec, cfg, ranges[stage].clone())
-            } else {
-                0
-            };
+        // ROCm's padded MoE weights are part of the stage's weights (weights::stage_bytes)
+        let w = stage_weights[stage];
         let requested = (gpu.total_bytes as f64 * cfg.gpu_memory_utilization).ceil() as u64;
         let prof = profile(
             spec,
@@ -232,14 +236,13 @@ pub(super) fn evaluate(
                 expert_parallel: cfg.enable_expert_parallel,
                 sampler: super::runner::sampler(spec, cfg),
                 nvls: super::runner::nccl_nvls(cfg, &gpu.name),
+                charges_context: !cfg.runs_v0() && cfg.version < super::Version::new(0, 9, 0),
+                fixed_capture: super::runner::fixed_capture_size(spec, cfg),
             },
         );
         // gpu_worker.py: the estimate is skipped on ROCm in the v0.21+ code read
         let charges = estimate_charged && !rocm;
         let mut prof = prof;
-        if !cfg.runs_v0() && cfg.version < super::Version::new(0, 9, 0) {
-            prof.non_torch_bytes += super::profile::V1_EARLY_CONTEXT_BYTES;
-        }
         let w = match &calib {
             Some(c) => c.adjust(w, &mut prof, charges),
             None => w,

@@ -14,9 +14,10 @@ use vramfit_model::{AttentionKind, FfnKind, ModelSpec};
 
 /// Sampler bytes per (request × vocab) element: fp32 logits, temperature-scaled copy, softmax
 /// probabilities, sorted values + int64 indices for top-k/top-p, the random draw.
-/// Calibrated on the dev logs whose budget, weights and pool are known (vllm-log-005, -009, -012,
-/// -017 and the tokens of -006): 36 leaves every pool 0–5 % high, 40 centres them (−1 % to +3 %).
-pub const SAMPLER_BYTES_PER_ELEM: u64 = 40;
+/// First calibrated on five dev logs (40); now the leave-one-log-out refit on the 177 starts of
+/// crates/vramfit/tests/accuracy_cv.rs, which chooses 36 (with [`GRAPH_HIDDEN_FACTOR`] 1.5) in
+/// every fold and keeps dev case vllm-log-009 within tolerance.
+pub const SAMPLER_BYTES_PER_ELEM: u64 = 36;
 
 /// Non-torch memory created during profiling on one GPU (cuBLAS/attention workspaces; NCCL
 /// buffers are allocated before the baseline snapshot). Calibrated: consumed − weights in records
@@ -47,9 +48,12 @@ pub const V1_EARLY_CONTEXT_BYTES: u64 = 256 * MIB;
 /// CUDA-graph pool per layer and captured token, as multiples of the layer's per-token buffers:
 /// the hidden state (`hidden × 2` bytes) and, for MoE layers, the fused-MoE caches
 /// (`top_k × (3·n_ff_exp/tp + hidden) × 2` bytes). Calibrated on the graph pools the logs print at
-/// max capture size 512: vllm-log-005 (Llama-3.1-8B: 0.23 GiB, model 0.25), -037 (Gemma-3-27B:
-/// 1.02, model 0.64), research record 003 (Qwen3-235B-A22B-FP8 TP8: 3.45, model 3.3).
-pub const GRAPH_HIDDEN_FACTOR: f64 = 2.0;
+/// max capture size 512: vllm-log-005 (Llama-3.1-8B: 0.23 GiB), -037 (Gemma-3-27B: 1.02),
+/// research record 003 (Qwen3-235B-A22B-FP8 TP8: 3.45); the hidden factor, first 2.0, is the
+/// leave-one-log-out refit (1.5, chosen in every fold with the sampler's 36 bytes). A fitted
+/// compromise: the v0.19.0 H100 logs of llm-d-planner PR #205 (full and piecewise graphs) print
+/// 20–29 MiB per layer at capture 512 whatever the hidden size, which this form does not follow.
+pub const GRAPH_HIDDEN_FACTOR: f64 = 1.5;
 pub const GRAPH_MOE_FACTOR: f64 = 0.8;
 
 /// The fitted constants above, together, so that the accuracy harness can judge each on logs it
@@ -98,6 +102,9 @@ pub struct Profile {
     pub non_torch_bytes: u64,
     /// CUDA-graph pool (the estimate vLLM charges from v0.21; what capture takes before)
     pub cuda_graph_bytes: u64,
+    /// the dummy sampler run's own torch peak (part of `activation_bytes`), which the sampler
+    /// warm-up allocates again after the KV cache ([`super::plan`])
+    pub sampler_bytes: u64,
 }
 
 /// Inputs of the profile that come from the scheduler settings.
@@ -118,6 +125,11 @@ pub struct ProfileInputs {
     /// the tensor-parallel all-reduce goes through NCCL's NVLS buffers ([`NVLS_NON_TORCH_BYTES`],
     /// [`super::runner::nccl_nvls`])
     pub nvls: bool,
+    /// V1 before v0.9.0 charges the CUDA context to the budget ([`V1_EARLY_CONTEXT_BYTES`])
+    pub charges_context: bool,
+    /// the largest CUDA-graph capture size when it does not follow `max_num_seqs`
+    /// ([`super::runner::fixed_capture_size`]); `None`: `min(2 · max_num_seqs, 512)`
+    pub fixed_capture: Option<u64>,
 }
 
 /// The sampler path of the profile's dummy sampling run (`_dummy_sampler_run`: every row with
@@ -236,11 +248,20 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
             residual / 2 + (elems as f64 * c.sampler_bytes_per_elem) as u64
         }
     };
-    let non_torch = c.non_torch_bytes + if p.nvls { c.nvls_non_torch_bytes } else { 0 };
+    let non_torch = c.non_torch_bytes
+        + if p.nvls { c.nvls_non_torch_bytes } else { 0 }
+        + if p.charges_context {
+            V1_EARLY_CONTEXT_BYTES
+        } else {
+            0
+        };
     let cuda_graph_bytes = if p.cuda_graphs {
         // capture sizes [1, 2, 4, 8, 16, ...] up to min(2·max_num_seqs, 512)
-        // (vllm/config/compilation.py default max_cudagraph_capture_size)
-        let max_capture = (2 * p.max_num_seqs).clamp(1, 512).min(t.max(1));
+        // (vllm/config/compilation.py default max_cudagraph_capture_size) unless fixed
+        let max_capture = p
+            .fixed_capture
+            .unwrap_or((2 * p.max_num_seqs).clamp(1, 512))
+            .min(t.max(1));
         let per_token: f64 = layer_specs
             .iter()
             .map(|l| {
@@ -262,6 +283,7 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
         activation_bytes: forward.max(sampler),
         non_torch_bytes: non_torch,
         cuda_graph_bytes,
+        sampler_bytes: sampler,
     }
 }
 
@@ -285,6 +307,8 @@ mod tests {
             expert_parallel: false,
             sampler,
             nvls: false,
+            charges_context: false,
+            fixed_capture: None,
         }
     }
 

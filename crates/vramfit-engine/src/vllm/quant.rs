@@ -84,21 +84,6 @@ pub struct WeightScheme {
     /// module patterns the checkpoint keeps unquantized
     pub ignore: Vec<String>,
     pub quant_name: Option<String>,
-    /// MXFP4 experts run through the Marlin MoE kernel, which pads their shapes (see
-    /// [`mxfp4_marlin`])
-    pub mxfp4_marlin: bool,
-}
-
-/// vLLM's MXFP4 MoE backend is Marlin where neither the Triton kernels nor FlashInfer's SM100
-/// kernels run (mxfp4.py `get_mxfp4_backend`: SM100 → FlashInfer, otherwise Triton only when
-/// `has_triton_kernels()` and 9.0 ≤ capability < 11.0, else "Marlin (universal fallback)").
-/// Hopper is taken as Marlin: the `triton_kernels` package is not installed with vLLM in the
-/// logs read — vllm#23278 (0.10.1, H100) prints "Weight-only FP4 compression will be used
-/// leveraging the Marlin kernel" and loads 65.97 GiB (Marlin's padded layout), and the two
-/// vllm#27508 starts (0.11.0, H100) leave the pool that layout leaves. Unknown capability: not
-/// Marlin.
-pub fn mxfp4_marlin(compute_capability: Option<f64>) -> bool {
-    compute_capability.is_some_and(|cc| cc < 10.0 || cc >= 11.0)
 }
 
 impl WeightScheme {
@@ -111,12 +96,10 @@ impl WeightScheme {
             experts_only: false,
             ignore: Vec::new(),
             quant_name: None,
-            mxfp4_marlin: false,
         };
         if let Some(q) = &spec.quant {
             scheme.linear = storage_of_checkpoint(q);
             scheme.experts_only = q.method == "mxfp4";
-            scheme.mxfp4_marlin = q.method == "mxfp4" && mxfp4_marlin(cfg.compute_capability);
             scheme.ignore = q.ignore.clone();
             scheme.quant_name = Some(q.method.clone());
         } else if let Some(online) = cfg.quantization.as_deref() {

@@ -129,6 +129,28 @@ pub fn nccl_nvls(cfg: &VllmConfig, gpu_name: &str) -> bool {
     switched && !n.contains("pcie") && !n.contains("nvl")
 }
 
+/// The largest CUDA-graph capture size when the release does not derive it from `max_num_seqs`
+/// (`None`: `min(2 · max_num_seqs, 512)`, vllm/config/vllm.py). The V1 runner before v0.10.0
+/// captured up to 512 tokens whatever `max_num_seqs` was: `SchedulerConfig.cuda_graph_sizes`
+/// defaulted to `[512]` until PR #20628 (first in v0.10.0) made it `[min(2 · max_num_seqs,
+/// 512)]`. gpt-oss sets its own capture list up to 1024 (`GptOssForCausalLMConfig` in
+/// vllm/model_executor/models/config.py, "Increase the max capture size from 512 ... for
+/// performance"), lowered to 992 by PR #25508 (v0.11.0, FA3's full-graph limit) and set back to
+/// 1024 by PR #28345 (v0.11.1); the first release taken as v0.10.1 (gpt-oss support). The
+/// llm-d-planner v0.19.0 H100 logs agree: gpt-oss-20b's graph pool is 1.84 GiB (TP1) where
+/// capture to 512 predicts 0.98.
+pub fn fixed_capture_size(spec: &ModelSpec, cfg: &VllmConfig) -> Option<u64> {
+    if cfg.runs_v0() {
+        return None;
+    }
+    let v = cfg.version;
+    if spec.architecture == "GptOssForCausalLM" && v >= Version::new(0, 10, 1) {
+        let fa3_cap = v >= Version::new(0, 11, 0) && v < Version::new(0, 11, 1);
+        return Some(if fa3_cap { 992 } else { 1024 });
+    }
+    (v < Version::new(0, 10, 0)).then_some(512)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,6 +198,38 @@ mod tests {
         assert_eq!(sampler(&qwen2, &cfg(&argv, "0.7.3")), Sampler::Sorting);
         let qwen3 = spec("Qwen3ForCausalLM");
         assert_eq!(sampler(&qwen3, &cfg(&argv, "0.22.1")), Sampler::LogitsOnly);
+    }
+
+    #[test]
+    fn capture_sizes_fixed_before_0_10_and_for_gpt_oss() {
+        let argv = ["vllm", "serve", "m", "--max-num-seqs", "1"];
+        let qwen3 = spec("Qwen3ForCausalLM");
+        assert_eq!(fixed_capture_size(&qwen3, &cfg(&argv, "0.8.5")), Some(512));
+        assert_eq!(fixed_capture_size(&qwen3, &cfg(&argv, "0.10.0")), None);
+        let oss = spec("GptOssForCausalLM");
+        assert_eq!(fixed_capture_size(&oss, &cfg(&argv, "0.11.0")), Some(992));
+        assert_eq!(fixed_capture_size(&oss, &cfg(&argv, "0.19.0")), Some(1024));
+        // the graph pool follows: capture to 1024 is twice capture to 512
+        let s = vramfit_model::catalog::find_model("Qwen/Qwen3-8B").unwrap();
+        let s = vramfit_model::hf_config::spec_from_config(&s.id, &s.config).unwrap();
+        let n = s.layers.len() as u64;
+        let mut p = crate::vllm::profile::ProfileInputs {
+            max_num_batched_tokens: 8192,
+            max_num_seqs: 1024,
+            tp: 1,
+            is_last_stage: true,
+            cuda_graphs: true,
+            act_bytes: 2,
+            expert_parallel: false,
+            sampler: Sampler::SortFree,
+            nvls: false,
+            charges_context: false,
+            fixed_capture: None,
+        };
+        let g512 = crate::vllm::profile::profile(&s, 0..n, p).cuda_graph_bytes;
+        p.fixed_capture = Some(1024);
+        let g1024 = crate::vllm::profile::profile(&s, 0..n, p).cuda_graph_bytes;
+        assert!((g1024 as f64 / g512 as f64 - 2.0).abs() < 0.01);
     }
 
     #[test]

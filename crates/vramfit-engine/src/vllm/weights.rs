@@ -247,30 +247,29 @@ fn layer_bytes(spec: &ModelSpec, i: u64, l: &LayerSpec, c: &mut Counter) {
         FfnKind::Moe => {
             if let Some(moe) = &spec.moe {
                 // FusedMoE: every expert's intermediate dim split over TP (or whole experts over
-                // EP: the same bytes per rank). MXFP4 through Marlin pads the per-rank
-                // intermediate size to 128 and the hidden size to 256 (mxfp4.py create_weights:
-                // "n % 256 == 0 and k % 128 == 0"; gpt-oss-120b TP4 on A100: 2880 → 3072,
-                // 720 → 768, vllm-h2-006 loads 17.22 GiB per rank)
-                let (e_x, ff_x) = if c.scheme.mxfp4_marlin {
-                    let ff_rank = moe.n_ff_exp.div_ceil(c.tp).div_ceil(128) * 128;
-                    (e.div_ceil(256) * 256, ff_rank * c.tp)
+                // EP: the same bytes per rank). MXFP4 experts are counted as the checkpoint
+                // holds them (with the bf16 biases mxfp4.py always registers); what the
+                // chosen kernel pads or copies is added by vllm::mxfp4
+                if c.scheme.quant_name.as_deref() == Some("mxfp4") {
+                    let ff_rank = moe.n_ff_exp.div_ceil(c.tp);
+                    c.bytes +=
+                        super::mxfp4::checkpoint_layer_bytes(moe.n_expert, e, ff_rank, gates);
                 } else {
-                    (e, moe.n_ff_exp)
-                };
-                c.experts(
-                    &format!("{p}.mlp.experts.w13"),
-                    moe.n_expert,
-                    e_x,
-                    gates * ff_x,
-                    true,
-                );
-                c.experts(
-                    &format!("{p}.mlp.experts.w2"),
-                    moe.n_expert,
-                    ff_x,
-                    e_x,
-                    false,
-                );
+                    c.experts(
+                        &format!("{p}.mlp.experts.w13"),
+                        moe.n_expert,
+                        e,
+                        gates * moe.n_ff_exp,
+                        true,
+                    );
+                    c.experts(
+                        &format!("{p}.mlp.experts.w2"),
+                        moe.n_expert,
+                        moe.n_ff_exp,
+                        e,
+                        false,
+                    );
+                }
                 // router: ReplicatedLinear without quantization
                 c.dense(e * moe.n_expert);
                 if flags.expert_bias {
@@ -406,7 +405,9 @@ pub fn predicted_stage_bytes(
 }
 
 /// What each vLLM worker holds for its weights: the checkpoint's tensors (exact when known,
-/// else predicted) plus the copies vLLM derives from them after loading ([`mla_decode_copies`]).
+/// else predicted) plus the copies vLLM derives from them after loading ([`mla_decode_copies`],
+/// the MXFP4 kernel's padding and copies: [`super::mxfp4::backend_extra_bytes`], ROCm's padded
+/// MoE weights: [`super::rocm::moe_padding_bytes`]).
 pub fn stage_bytes(
     spec: &ModelSpec,
     weights: Option<&WeightSet>,
@@ -420,7 +421,16 @@ pub fn stage_bytes(
     let rope = rope_table_bytes(spec, cfg);
     base.iter()
         .zip(mla_decode_copies(spec, cfg, ranges))
-        .map(|(b, m)| b + m + rope)
+        .zip(ranges)
+        .map(|((b, m), r)| {
+            // ROCm re-allocates unquantized MoE weights padded (vllm::rocm)
+            let rocm = if cfg.rocm {
+                super::rocm::moe_padding_bytes(spec, cfg, r.clone())
+            } else {
+                0
+            };
+            b + m + rope + rocm + super::mxfp4::backend_extra_bytes(spec, cfg, r.clone())
+        })
         .collect()
 }
 

@@ -145,6 +145,12 @@ impl FixEngine for EngineModels {
                 disable_hybrid: false,
                 compute_capability: None,
                 mla_cache: Default::default(),
+                ssm_dtype_bytes: vramfit_engine::vllm::kv::ssm_state_bytes(
+                    &spec,
+                    None,
+                    vramfit_engine::vllm::Version::CURRENT,
+                    spec.dtype.bytes(),
+                ),
             },
         );
         let n = layout.estimate_max_model_len(i64::try_from(kv_available).ok()?, upper);
