@@ -178,3 +178,22 @@ fn a_text_only_gemma4_config_reads_the_same_layers() {
     assert_eq!(s.kv_bytes_per_token(2.0), 16_384);
     assert_eq!(s.vision_params, 0);
 }
+
+#[test]
+fn gemma_4_12b_matches_the_measured_llama_cpp_cache_geometry() {
+    // the dev laptop sweep's KV buffers: 8 global layers x (512 K + 512 V) and 40 SWA layers x
+    // (2048 K + 2048 V) elements per cell
+    let s = spec("google/gemma-4-12B-it");
+    assert_eq!(counts(&s), (8, 40, 0));
+    let full = s
+        .layers
+        .iter()
+        .find(|l| l.attention == AttentionKind::Full)
+        .unwrap();
+    assert_eq!((full.n_embd_k_gqa(), full.n_embd_v_gqa()), (512, 512));
+    assert_eq!((s.layers[0].n_embd_k_gqa(), s.layers[0].n_embd_v_gqa()), (2048, 2048));
+    // 8 x 1024 x 2 bytes = 16 KiB per token
+    assert_eq!(s.kv_bytes_per_token(2.0), 16_384);
+    let rel = (param_counts(&s).0 as f64 * 2.0) / gib(22.28) - 1.0;
+    assert!(rel.abs() < 0.01, "{rel:+.4}");
+}
