@@ -46,7 +46,10 @@ fn gemma_4_31b_layers_and_cache() {
     let full = s.layers.iter().find(|l| l.attention == AttentionKind::Full);
     let full = full.unwrap();
     // full layers: num_global_key_value_heads 4 (attention_k_eq_v) of global_head_dim 512
-    assert_eq!((full.n_head_kv, full.head_dim_k, full.head_dim_v), (4, 512, 512));
+    assert_eq!(
+        (full.n_head_kv, full.head_dim_k, full.head_dim_v),
+        (4, 512, 512)
+    );
     let swa = &s.layers[0];
     assert_eq!((swa.n_head_kv, swa.head_dim_k), (16, 256));
     assert_eq!(swa.attention, AttentionKind::SlidingWindow { window: 1024 });
@@ -122,7 +125,10 @@ fn weights_match_the_safetensors_of_the_hub_repos() {
         let s = spec(id);
         let ours = checkpoint_params(&s) * 2.0;
         let rel = ours / gib(file_gib) - 1.0;
-        assert!(rel.abs() < 0.02, "{id}: {ours:.3e} bytes vs {file_gib} GiB ({rel:+.4})");
+        assert!(
+            rel.abs() < 0.02,
+            "{id}: {ours:.3e} bytes vs {file_gib} GiB ({rel:+.4})"
+        );
     }
 }
 
@@ -191,7 +197,10 @@ fn gemma_4_12b_matches_the_measured_llama_cpp_cache_geometry() {
         .find(|l| l.attention == AttentionKind::Full)
         .unwrap();
     assert_eq!((full.n_embd_k_gqa(), full.n_embd_v_gqa()), (512, 512));
-    assert_eq!((s.layers[0].n_embd_k_gqa(), s.layers[0].n_embd_v_gqa()), (2048, 2048));
+    assert_eq!(
+        (s.layers[0].n_embd_k_gqa(), s.layers[0].n_embd_v_gqa()),
+        (2048, 2048)
+    );
     // 8 x 1024 x 2 bytes = 16 KiB per token
     assert_eq!(s.kv_bytes_per_token(2.0), 16_384);
     let rel = (param_counts(&s).0 as f64 * 2.0) / gib(22.28) - 1.0;

@@ -408,8 +408,8 @@ mod tests {
                 None if t.name.starts_with("output") => out_dev,
                 None => None,
             };
-            let input = t.name.starts_with("token_embd")
-                || t.name.starts_with("per_layer_token_embd");
+            let input =
+                t.name.starts_with("token_embd") || t.name.starts_with("per_layer_token_embd");
             put(t, natural, !input);
         }
         if tied && w.get("output.weight").is_none() {

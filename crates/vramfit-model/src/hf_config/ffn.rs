@@ -93,9 +93,7 @@ pub fn layer_ffns(cfg: &Cfg, mt: &str, n_layer: u64, n_embd: u64) -> Vec<FfnKind
             }
         }
     }
-    if n_experts(cfg).is_none()
-        || (super::gemma4::is_gemma4(mt) && !super::gemma4::has_moe(cfg))
-    {
+    if n_experts(cfg).is_none() || (super::gemma4::is_gemma4(mt) && !super::gemma4::has_moe(cfg)) {
         return vec![dense; n];
     }
     // Llama 4 keeps dense layers of intermediate_size_mlp between MoE layers

@@ -96,12 +96,12 @@ pub fn spec_from_gguf(id: &str, g: &GgufFile) -> Result<ModelSpec, String> {
     } else if mt == "gemma4_text" {
         // llama.cpp gemma4: key_length is the full layers' width (global_head_dim), key_length_swa
         // the sliding layers' (src/models/gemma4.cpp load_arch_hparams)
-        put("head_dim", a.key_length_swa.or(a.key_length).map(Value::from));
-        put("global_head_dim", a.key_length.map(Value::from));
         put(
-            "num_kv_shared_layers",
-            a.shared_kv_layers.map(Value::from),
+            "head_dim",
+            a.key_length_swa.or(a.key_length).map(Value::from),
         );
+        put("global_head_dim", a.key_length.map(Value::from));
+        put("num_kv_shared_layers", a.shared_kv_layers.map(Value::from));
         put(
             "hidden_size_per_layer_input",
             a.embedding_length_per_layer_input.map(Value::from),
