@@ -125,3 +125,68 @@ fn ollama_tags_of_gemma_4_and_qwen3_5_resolve() {
     assert_eq!(rc, 2, "{err}");
     assert!(err.contains("qwen3.5"), "{err}");
 }
+
+#[test]
+fn gemma_4_12b_cache_matches_the_measured_llama_cpp_sweep() {
+    // dev measurement code_gemma4_12b_qat_udq4kxl_8gb_laptop_np_kvtype_sweep (llama-server, 8 GB
+    // laptop GPU, flash attention): the KV buffers llama.cpp printed, in MiB
+    for (extra, measured_mib) in [
+        (&[][..], 833.0),                          // G1: auto slots (4), q8_0, ctx 8192
+        (&["-np", "1"][..], 323.0),                // G2
+        (&["-np", "1", "-c", "16384"][..], 391.0), // G9
+        (&["-np", "1", "-c", "4096"][..], 289.0),  // G3
+    ] {
+        let mut args = vec![
+            "--json",
+            "--gpu",
+            "RTX 4060 Laptop",
+            "--",
+            "llama-server",
+            "-hf",
+            "google/gemma-4-12B-it",
+            "-c",
+            "8192",
+            "-ctk",
+            "q8_0",
+            "-ctv",
+            "q8_0",
+            "-fa",
+            "on",
+        ];
+        args.extend_from_slice(extra);
+        let (_, j, err) = check(&args);
+        let mib = j["kv_cache"]["bytes"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{err}"))
+            / 1048576.0;
+        assert!(
+            (mib - measured_mib).abs() < 1.0,
+            "{extra:?}: {mib:.1} vs {measured_mib} MiB"
+        );
+    }
+    // G5: q4_0 cache, one slot
+    let (_, j, err) = check(&[
+        "--json",
+        "--gpu",
+        "RTX 4060 Laptop",
+        "--",
+        "llama-server",
+        "-hf",
+        "google/gemma-4-12B-it",
+        "-c",
+        "8192",
+        "-ctk",
+        "q4_0",
+        "-ctv",
+        "q4_0",
+        "-fa",
+        "on",
+        "-np",
+        "1",
+    ]);
+    let mib = j["kv_cache"]["bytes"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{err}"))
+        / 1048576.0;
+    assert!((mib - 171.0).abs() < 1.0, "G5: {mib:.1} MiB");
+}
