@@ -293,6 +293,16 @@ pub struct ArchFlags {
     pub attn_sinks: bool,
     /// routed-expert bias used for selection (DeepSeek V3 `e_score_correction_bias`)
     pub expert_bias: bool,
+    /// full-attention layers have no V projection: V is computed by the K projection (Gemma 4
+    /// `attention_k_eq_v`); the cache still holds V (vLLM gemma4.py loads K into the V slot,
+    /// llama.cpp gemma4 uses Kcur as Vcur)
+    #[serde(default)]
+    pub v_from_k: bool,
+    /// width of the per-layer token embeddings (Gemma 3n / Gemma 4 E2B/E4B
+    /// `hidden_size_per_layer_input`; 0 = none): a `[n_vocab, n_layer * width]` table, a
+    /// `[n_embd, n_layer * width]` projection and a gate/projection pair in every layer
+    #[serde(default)]
+    pub per_layer_embd: u64,
 }
 
 impl ModelSpec {

@@ -99,6 +99,9 @@ pub fn llama_cpp_honours_swa(model_type: &str) -> bool {
             | "exaone4"
             | "gemma4"
             | "gemma4_text"
+            // Gemma 4 12B's config names its wrapper gemma4_unified; its GGUF arch is gemma4
+            | "gemma4_unified"
+            | "gemma4_unified_text"
     )
 }
 

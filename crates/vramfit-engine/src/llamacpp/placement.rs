@@ -181,7 +181,8 @@ impl TensorInfo {
             routed_expert: is_routed_expert(&t.name),
             ffn: super::autofit::FfnPart::of(&t.name),
             role: role(&t.name),
-            input: t.name.starts_with("token_embd"),
+            // the per-layer token embeddings of Gemma 3n / 4 are an input layer too (get_rows)
+            input: t.name.starts_with("token_embd") || t.name.starts_with("per_layer_token_embd"),
             output: t.name.starts_with("output"),
         }
     }
@@ -407,7 +408,9 @@ mod tests {
                 None if t.name.starts_with("output") => out_dev,
                 None => None,
             };
-            put(t, natural, !t.name.starts_with("token_embd"));
+            let input =
+                t.name.starts_with("token_embd") || t.name.starts_with("per_layer_token_embd");
+            put(t, natural, !input);
         }
         if tied && w.get("output.weight").is_none() {
             if let Some(e) = w.get("token_embd.weight") {

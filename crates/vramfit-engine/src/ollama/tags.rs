@@ -54,6 +54,21 @@ pub const TAGS: &[Tag] = &[
     t("qwen3", "235b-a22b", "Qwen/Qwen3-235B-A22B", "Q4_K_M"),
     t("qwen3", "235b", "Qwen/Qwen3-235B-A22B", "Q4_K_M"),
     t("qwen3-next", "80b", "Qwen/Qwen3-Next-80B-A3B-Instruct", "Q4_K_M"),
+    // Qwen3.5 / Qwen3.6 (ollama.com/library/qwen3.5/tags, qwen3.6/tags as quoted in public
+    // scripts: `qwen3.5:27b-q4_K_M`, `qwen3.5:35b-a3b`, `qwen3.5:122b` (81 GB), `qwen3.5:397b`,
+    // `qwen3.6:35b-a3b-q4_K_M`); their default tags are sizes the catalog lacks (NO_LATEST)
+    t("qwen3.5", "27b", "Qwen/Qwen3.5-27B", "Q4_K_M"),
+    t("qwen3.5", "35b-a3b", "Qwen/Qwen3.5-35B-A3B", "Q4_K_M"),
+    t("qwen3.5", "35b", "Qwen/Qwen3.5-35B-A3B", "Q4_K_M"),
+    t("qwen3.5", "122b-a10b", "Qwen/Qwen3.5-122B-A10B", "Q4_K_M"),
+    t("qwen3.5", "122b", "Qwen/Qwen3.5-122B-A10B", "Q4_K_M"),
+    t("qwen3.5", "397b-a17b", "Qwen/Qwen3.5-397B-A17B", "Q4_K_M"),
+    t("qwen3.5", "397b", "Qwen/Qwen3.5-397B-A17B", "Q4_K_M"),
+    t("qwen3.6", "35b-a3b", "Qwen/Qwen3.6-35B-A3B", "Q4_K_M"),
+    t("qwen3.6", "35b", "Qwen/Qwen3.6-35B-A3B", "Q4_K_M"),
+    // GLM-4.7-Flash: one size, so its tags are quants or `latest` (`glm-4.7-flash:q4_K_M`,
+    // `glm-4.7-flash:latest`); an empty size matches any tag
+    t("glm-4.7-flash", "", "zai-org/GLM-4.7-Flash", "Q4_K_M"),
     t("qwen2.5", "7b", "Qwen/Qwen2.5-7B-Instruct", "Q4_K_M"),
     t("qwen2.5", "0.5b", "Qwen/Qwen2.5-0.5B-Instruct", "Q4_K_M"),
     t("qwen2.5", "1.5b", "Qwen/Qwen2.5-1.5B-Instruct", "Q4_K_M"),
@@ -68,6 +83,13 @@ pub const TAGS: &[Tag] = &[
     t("gemma3", "1b", "google/gemma-3-1b-it", "Q4_K_M"),
     t("gemma3", "12b", "google/gemma-3-12b-it", "Q4_K_M"),
     t("gemma3", "27b", "google/gemma-3-27b-it", "Q4_K_M"),
+    // Gemma 4 (ollama.com/library/gemma4/tags: e2b 7.2 GB, latest = e4b 9.6 GB, 26b 18 GB,
+    // 31b 20 GB; `gemma4:e4b-it-q4_K_M`, `gemma4:26b-a4b-it-q8_0` 28 GB)
+    t("gemma4", "e4b", "google/gemma-4-E4B-it", "Q4_K_M"),
+    t("gemma4", "e2b", "google/gemma-4-E2B-it", "Q4_K_M"),
+    t("gemma4", "26b-a4b", "google/gemma-4-26B-A4B-it", "Q4_K_M"),
+    t("gemma4", "26b", "google/gemma-4-26B-A4B-it", "Q4_K_M"),
+    t("gemma4", "31b", "google/gemma-4-31B-it", "Q4_K_M"),
     t("gemma2", "9b", "google/gemma-2-9b-it", "Q4_0"),
     t("gemma2", "2b", "google/gemma-2-2b-it", "Q4_0"),
     t("gemma2", "27b", "google/gemma-2-27b-it", "Q4_0"),
@@ -100,6 +122,10 @@ pub const TAGS: &[Tag] = &[
     t("falcon3", "7b", "tiiuae/Falcon3-7B-Instruct", "Q4_K_M"),
     t("glm4", "9b", "THUDM/GLM-4-9B-0414", "Q4_K_M"),
 ];
+
+/// Names whose default (`latest`) tag is a size the table does not hold: the bare name is
+/// refused rather than resolved to another size.
+const NO_LATEST: &[&str] = &["qwen3.5", "qwen3.6"];
 
 /// How an Ollama model name resolves.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,12 +172,18 @@ pub fn resolve(name: &str) -> Option<OllamaModel> {
     let base = base.to_ascii_lowercase();
     let tag_l = tag.to_ascii_lowercase();
     let entry = if tag_l == "latest" {
+        if NO_LATEST.contains(&base.as_str()) {
+            return None;
+        }
         TAGS.iter().find(|t| t.name == base)
     } else {
         // the longest size that starts the tag (`30b-a3b-instruct-2507-q4_K_M` → `30b-a3b`)
         TAGS.iter()
             .filter(|t| {
-                t.name == base && (tag_l == t.size || tag_l.starts_with(&format!("{}-", t.size)))
+                t.name == base
+                    && (t.size.is_empty()
+                        || tag_l == t.size
+                        || tag_l.starts_with(&format!("{}-", t.size)))
             })
             .max_by_key(|t| t.size.len())
     }?;
@@ -159,4 +191,58 @@ pub fn resolve(name: &str) -> Option<OllamaModel> {
         repo: entry.repo.to_string(),
         quant: quant_in_tag(tag).unwrap_or_else(|| entry.quant.to_string()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lib(name: &str) -> Option<(String, String)> {
+        match resolve(name)? {
+            OllamaModel::Library { repo, quant } => Some((repo, quant)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn gemma4_tags_map_onto_the_catalog() {
+        let e4b = Some(("google/gemma-4-E4B-it".to_string(), "Q4_K_M".to_string()));
+        assert_eq!(lib("gemma4"), e4b);
+        assert_eq!(lib("gemma4:latest"), e4b);
+        assert_eq!(lib("gemma4:e4b-it-q4_K_M"), e4b);
+        assert_eq!(
+            lib("gemma4:26b-a4b-it-q8_0"),
+            Some(("google/gemma-4-26B-A4B-it".into(), "Q8_0".into()))
+        );
+        assert_eq!(lib("gemma4:31b").unwrap().0, "google/gemma-4-31B-it");
+        assert_eq!(lib("gemma4:e2b").unwrap().0, "google/gemma-4-E2B-it");
+    }
+
+    #[test]
+    fn qwen3_5_and_3_6_tags_and_their_missing_default() {
+        assert_eq!(lib("qwen3.5:27b").unwrap().0, "Qwen/Qwen3.5-27B");
+        assert_eq!(
+            lib("qwen3.5:35b-a3b-q4_K_M"),
+            Some(("Qwen/Qwen3.5-35B-A3B".into(), "Q4_K_M".into()))
+        );
+        assert_eq!(lib("qwen3.5:122b").unwrap().0, "Qwen/Qwen3.5-122B-A10B");
+        assert_eq!(lib("qwen3.5:397b").unwrap().0, "Qwen/Qwen3.5-397B-A17B");
+        assert_eq!(lib("qwen3.6:35b-a3b").unwrap().0, "Qwen/Qwen3.6-35B-A3B");
+        // the default tags are sizes the catalog lacks: refused, not resolved to another size
+        assert_eq!(resolve("qwen3.5"), None);
+        assert_eq!(resolve("qwen3.6:latest"), None);
+        assert_eq!(resolve("qwen3.5:9b"), None);
+    }
+
+    #[test]
+    fn single_size_models_take_quant_tags() {
+        assert_eq!(
+            lib("glm-4.7-flash"),
+            Some(("zai-org/GLM-4.7-Flash".into(), "Q4_K_M".into()))
+        );
+        assert_eq!(
+            lib("glm-4.7-flash:q8_0"),
+            Some(("zai-org/GLM-4.7-Flash".into(), "Q8_0".into()))
+        );
+    }
 }

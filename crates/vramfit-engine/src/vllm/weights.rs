@@ -296,6 +296,10 @@ fn layer_bytes(spec: &ModelSpec, i: u64, l: &LayerSpec, c: &mut Counter) {
         }
         FfnKind::None => {}
     }
+    // Gemma 4 per-layer input gate and projection (ReplicatedLinear) and their norm
+    if flags.per_layer_embd > 0 {
+        c.dense(2 * e * flags.per_layer_embd + e);
+    }
     // input and post-attention norms (+ Gemma's post norms), replicated
     let norms = 2 + if flags.post_norms { 2 } else { 0 };
     c.dense(norms * e * if flags.norm_bias { 2 } else { 1 });
@@ -370,6 +374,11 @@ pub fn predicted_stage_bytes(
                 c.bytes += embed;
                 // vision tower: kept in the model dtype, split over TP like the text layers
                 c.bytes += (spec.vision_params * scheme.dense_bytes).div_ceil(tp);
+                // Gemma 4 per-layer embeddings (gemma4.py): embed_tokens_per_layer is a
+                // VocabParallelEmbedding of n_layer × width, per_layer_model_projection a
+                // ColumnParallelLinear from the hidden size
+                let ple = spec.arch.per_layer_embd * spec.n_layer();
+                c.bytes += (rows * ple + (spec.n_embd * ple).div_ceil(tp)) * scheme.dense_bytes;
             }
             if stage == last {
                 c.bytes += spec.n_embd * scheme.dense_bytes; // final norm

@@ -16,6 +16,9 @@ fn n_experts(cfg: &Cfg) -> Option<u64> {
 }
 
 pub fn moe_spec(cfg: &Cfg, mt: &str) -> Option<MoeSpec> {
+    if super::gemma4::is_gemma4(mt) && !super::gemma4::has_moe(cfg) {
+        return None;
+    }
     let n_expert = n_experts(cfg)?;
     let n_expert_used = cfg
         .u64_any(&[
@@ -24,6 +27,8 @@ pub fn moe_spec(cfg: &Cfg, mt: &str) -> Option<MoeSpec> {
             "num_experts_per_token",
             "moe_topk",
             "top_k",
+            // Gemma 4 (configuration_gemma4.py)
+            "top_k_experts",
         ])
         .unwrap_or(2);
     let dense_ff = cfg
@@ -41,6 +46,10 @@ pub fn moe_spec(cfg: &Cfg, mt: &str) -> Option<MoeSpec> {
             // Qwen3.5-MoE likewise (modeling_qwen3_5_moe.py Qwen3_5MoeSparseMoeBlock.shared_expert)
             "qwen2_moe" | "qwen3_next" | "qwen3_5_moe" | "qwen3_5_moe_text" | "llama4"
             | "llama4_text" => 1,
+            // Gemma 4 26B-A4B: the dense MLP of intermediate_size runs beside the experts in
+            // every layer (vLLM gemma4.py Gemma4DecoderLayer: mlp + moe; llama.cpp gemma4.cpp
+            // "we use normal FFN as shared expert")
+            m if super::gemma4::is_gemma4(m) => 1,
             _ => 0,
         });
     let n_ff_shexp = match cfg.u64_any(&[
@@ -48,6 +57,7 @@ pub fn moe_spec(cfg: &Cfg, mt: &str) -> Option<MoeSpec> {
         "moe_shared_expert_intermediate_size",
     ]) {
         Some(v) => v,
+        None if super::gemma4::is_gemma4(mt) => dense_ff,
         // DeepSeek/GLM-4.5: n_shared_experts experts of moe_intermediate_size each
         None => n_shared.saturating_mul(n_ff_exp),
     };
@@ -83,7 +93,7 @@ pub fn layer_ffns(cfg: &Cfg, mt: &str, n_layer: u64, n_embd: u64) -> Vec<FfnKind
             }
         }
     }
-    if n_experts(cfg).is_none() {
+    if n_experts(cfg).is_none() || (super::gemma4::is_gemma4(mt) && !super::gemma4::has_moe(cfg)) {
         return vec![dense; n];
     }
     // Llama 4 keeps dense layers of intermediate_size_mlp between MoE layers

@@ -107,6 +107,10 @@ pub fn class_defaults(model_type: &str) -> ClassDefaults {
         "gemma" => d(true, 256000, 8192),
         "gemma2" => d(true, 256000, 8192),
         "gemma3_text" | "gemma3" => d(true, 262208, 131072),
+        // Gemma4TextConfig (configuration_gemma4.py)
+        "gemma4" | "gemma4_text" | "gemma4_unified" | "gemma4_unified_text" => {
+            d(true, 262144, 131072)
+        }
         "cohere" | "cohere2" => d(true, 256000, 8192),
         // FalconConfig inherits PretrainedConfig's tie_word_embeddings=True
         "falcon" => d(true, 65024, 2048),

@@ -8,6 +8,7 @@
 
 mod ffn;
 mod fields;
+pub(crate) mod gemma4;
 mod pattern;
 pub(crate) mod quant;
 mod rope;
@@ -66,6 +67,12 @@ pub const KNOWN_MODEL_TYPES: &[&str] = &[
     "gemma2",
     "gemma3",
     "gemma3_text",
+    // Gemma 4: Gemma 3's interleave with per-layer head widths, KV sharing, per-layer
+    // embeddings and a MoE beside the MLP (vLLM gemma4.py, llama.cpp src/models/gemma4.cpp)
+    "gemma4",
+    "gemma4_text",
+    "gemma4_unified",
+    "gemma4_unified_text",
     "gpt_oss",
     "deepseek_v2",
     "deepseek_v3",
@@ -234,6 +241,9 @@ pub fn spec_from_config(id: &str, config: &Value) -> Result<ModelSpec, ConfigErr
         .collect();
     let mut layers = layers;
     pattern::parallel_hybrid(&cfg, &model_type, n_embd, &mut layers);
+    if gemma4::is_gemma4(&model_type) {
+        gemma4::apply(&cfg, &mut layers);
+    }
     // sizes beyond any real model are a broken config, not a model to plan for (and would
     // overflow tensor element counts downstream)
     for l in &layers {
@@ -308,7 +318,11 @@ pub fn spec_from_config(id: &str, config: &Value) -> Result<ModelSpec, ConfigErr
             "mtp_num_hidden_layers",
         ])
         .unwrap_or(0);
-    let vision_params = vision_params(cfg.outer);
+    let vision_params = if gemma4::is_gemma4(&model_type) {
+        gemma4::tower_params(cfg.outer, n_embd)
+    } else {
+        vision_params(cfg.outer)
+    };
     let rope_tables = rope::tables(&cfg, &model_type, head_dim, n_ctx_train, &layers);
     let defaulted = cfg.defaulted.borrow().clone();
     Ok(ModelSpec {
@@ -392,11 +406,13 @@ fn arch_flags(cfg: &Cfg, mt: &str) -> ArchFlags {
             mt,
             "qwen3" | "qwen3_moe" | "qwen3_next" | "gemma3" | "gemma3_text" | "olmo2"
         ) || is_qwen3_5(mt)
+            || gemma4::is_gemma4(mt)
             || cfg.bool("use_qk_norm").unwrap_or(false),
         norm_bias: matches!(mt, "gpt_neox" | "falcon" | "starcoder2"),
         // Nemotron-H uses a relu² MLP without a gate (modeling_nemotron_h.py)
         gated_mlp: !matches!(mt, "gpt_neox" | "falcon" | "starcoder2" | "nemotron_h"),
-        post_norms: matches!(mt, "gemma2" | "gemma3" | "gemma3_text" | "glm4" | "olmo2"),
+        post_norms: matches!(mt, "gemma2" | "gemma3" | "gemma3_text" | "glm4" | "olmo2")
+            || gemma4::is_gemma4(mt),
         parallel_block: matches!(mt, "gpt_neox" | "falcon" | "cohere" | "cohere2")
             && cfg.bool("use_parallel_residual").unwrap_or(true)
             && cfg.bool("parallel_attn").unwrap_or(true),
@@ -410,6 +426,12 @@ fn arch_flags(cfg: &Cfg, mt: &str) -> ArchFlags {
             .unwrap_or(true))
             // MiniMax-M2: e_score_correction_bias when use_routing_bias (minimax_m2.py)
             || (mt == "minimax_m2" && cfg.bool("use_routing_bias").unwrap_or(false)),
+        v_from_k: gemma4::is_gemma4(mt) && gemma4::v_from_k(cfg),
+        per_layer_embd: if gemma4::is_gemma4(mt) {
+            gemma4::per_layer_embd(cfg)
+        } else {
+            0
+        },
     }
 }
 

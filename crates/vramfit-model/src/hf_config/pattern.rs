@@ -66,7 +66,7 @@ pub fn layer_attention(
             })
             .collect(),
         // modeling_gemma3.py: layer i is global iff (i + 1) % sliding_window_pattern == 0
-        "gemma3" | "gemma3_text" | "cohere2" => {
+        "gemma3" | "gemma3_text" | "cohere2" | "gemma4" | "gemma4_text" => {
             let period = cfg
                 .u64_any(&["sliding_window_pattern", "_sliding_window_pattern"])
                 .unwrap_or(if mt == "cohere2" { 4 } else { 6 })

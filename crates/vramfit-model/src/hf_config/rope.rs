@@ -43,6 +43,22 @@ pub fn tables(
     let Some(first) = layers.iter().find(|l| rotates(&l.attention)) else {
         return Vec::new();
     };
+    // Gemma 4: one table per layer type at that type's head width; the full layers'
+    // "proportional" RoPE zeroes the frequencies of the unrotated dims instead of shortening
+    // the table (vllm rotary_embedding Gemma4RotaryEmbedding over the whole head)
+    if super::gemma4::is_gemma4(model_type) {
+        let mut out: Vec<RopeTable> = Vec::new();
+        for l in layers.iter().filter(|l| rotates(&l.attention)) {
+            let t = RopeTable {
+                positions: max_position,
+                rotary_dim: l.head_dim_k,
+            };
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+        return out;
+    }
     let rotary_dim = match first.attention {
         AttentionKind::Mla { rope_dim, .. } => rope_dim,
         _ => {

@@ -12,6 +12,9 @@ pub enum Family {
     /// decoder-only models: pre-norm, split Q/K/V, SwiGLU MLP or MoE.
     Llama,
     Gemma,
+    /// Gemma 4: Gemma 3's block with per-layer widths, per-layer embeddings and a MoE beside
+    /// the MLP (built by `layout/gemma4.rs`)
+    Gemma4,
     Glm4,
     ChatGlm,
     Phi3,
@@ -34,6 +37,7 @@ impl Family {
     pub fn of(spec: &ModelSpec) -> Family {
         match spec.model_type.as_str() {
             "gemma" | "gemma2" | "gemma3" | "gemma3_text" => Family::Gemma,
+            m if crate::hf_config::gemma4::is_gemma4(m) => Family::Gemma4,
             "glm4" => Family::Glm4,
             "chatglm" => Family::ChatGlm,
             "phi3" => Family::Phi3,
@@ -64,6 +68,7 @@ impl Family {
         match self {
             Family::Llama => "llama",
             Family::Gemma => "gemma",
+            Family::Gemma4 => "gemma4",
             Family::Glm4 => "glm4",
             Family::ChatGlm => "chatglm",
             Family::Phi3 => "phi3",
@@ -176,6 +181,12 @@ fn style(spec: &ModelSpec, family: Family) -> Style {
             } else {
                 QkNorm::None
             },
+            ..base
+        },
+        // Gemma 4: sandwich norms and per-head Q/K norms (src/models/gemma4.cpp)
+        Family::Gemma4 => Style {
+            post_norms: true,
+            qk_norm: QkNorm::PerHead,
             ..base
         },
         // GLM-4-0414: sandwich norms, fused gate+up in ffn_up (llama-model.cpp LLM_ARCH_GLM4)
@@ -291,6 +302,9 @@ fn style(spec: &ModelSpec, family: Family) -> Style {
 pub(crate) fn build(spec: &ModelSpec, b: &mut Builder) {
     let family = Family::of(spec);
     let st = style(spec, family);
+    if family == Family::Gemma4 {
+        return super::gemma4::build(spec, &st, b);
+    }
     let n_embd = spec.n_embd;
     let n_vocab = spec.n_vocab;
 

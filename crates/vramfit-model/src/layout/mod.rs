@@ -21,6 +21,7 @@
 mod attention;
 mod families;
 mod ffn;
+mod gemma4;
 mod recurrent;
 
 use crate::ggml::GgmlType;

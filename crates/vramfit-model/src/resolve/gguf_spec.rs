@@ -16,6 +16,7 @@ pub fn model_type_of(arch: &str) -> &str {
         "qwen3next" => "qwen3_next",
         "gemma3" => "gemma3_text",
         "gemma3n" => "gemma3n_text",
+        "gemma4" => "gemma4_text",
         "gpt-oss" => "gpt_oss",
         "deepseek2" => "deepseek_v3",
         "command-r" => "cohere",
@@ -92,6 +93,23 @@ pub fn spec_from_gguf(id: &str, g: &GgufFile) -> Result<ModelSpec, String> {
             put("qk_nope_head_dim", Some(json!(k.saturating_sub(rope))));
         }
         put("v_head_dim", a.value_length_mla.map(Value::from));
+    } else if mt == "gemma4_text" {
+        // llama.cpp gemma4: key_length is the full layers' width (global_head_dim), key_length_swa
+        // the sliding layers' (src/models/gemma4.cpp load_arch_hparams)
+        put(
+            "head_dim",
+            a.key_length_swa.or(a.key_length).map(Value::from),
+        );
+        put("global_head_dim", a.key_length.map(Value::from));
+        put("num_kv_shared_layers", a.shared_kv_layers.map(Value::from));
+        put(
+            "hidden_size_per_layer_input",
+            a.embedding_length_per_layer_input.map(Value::from),
+        );
+        put(
+            "enable_moe_block",
+            Some(json!(a.expert_count.is_some_and(|n| n > 1))),
+        );
     } else {
         put("head_dim", a.key_length.map(Value::from));
         if a.value_length.is_some() && a.value_length != a.key_length {
