@@ -14,7 +14,7 @@ use crate::settings::{EchoedSettings, Engine};
 /// The memory a person's sentences name, if any.
 pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
     let m = ctx.find(|e| match e {
-        LogEvent::Described(m) => Some(*m),
+        LogEvent::Described(m) if *m != Mechanism::AutoDeviceMap => Some(*m),
         _ => None,
     })?;
     Some(match m {
@@ -26,6 +26,7 @@ pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
         Mechanism::Batch => Finding::new(Cause::Concurrency, 0.5, format!("{head}; the report names the number of sequences run at once (num_return_sequences multiplies generate()'s batch), and every sequence carries its own activations and KV cache."))
             .fact("the report names the number of sequences run at once")
             .fix(Fix::action("generate fewer sequences per call (num_return_sequences) and loop, or lower the batch size")),
+        Mechanism::AutoDeviceMap => return None,
         Mechanism::OtherProcesses => Finding::new(Cause::OtherProcesses, 0.5, format!("{head}; the report says other processes hold memory on the same GPU, which the engine's sizing did not leave room for."))
             .fact("the report names other processes / VRAM consumers on the GPU")
             .fix(match ctx.engine {

