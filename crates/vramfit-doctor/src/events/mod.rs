@@ -345,6 +345,9 @@ pub enum LogEvent {
     /// a model load that failed without naming memory ("Failed to load model", Ollama's
     /// "model failed to load", ExLlama's "Insufficient VRAM for model and cache")
     LoadFailed,
+    /// vLLM's loader line `Checkpoint size: X. Available RAM: Y.`
+    /// (vllm/model_executor/model_loader/weight_utils.py, before the shards stream in)
+    VllmCheckpointRam { checkpoint: u64, ram: u64 },
     /// a context length stated in a sentence or JSON ("262,144 context", "32k-64k tokens",
     /// `"n_ctx": 1048576`), the largest on the line
     ContextStated { tokens: u64 },
@@ -376,6 +379,7 @@ impl LogEvent {
                 | Phase(_)
                 | RequestStarted
                 | LoadFailed
+                | VllmCheckpointRam { .. }
                 | ContextStated { .. }
         )
     }

@@ -18,6 +18,9 @@ fn num(s: &str) -> Option<u64> {
 
 // vllm/v1/core/kv_cache_utils.py `_check_enough_kv_cache_memory` (V1, 0.8.x-0.2x; "models's"
 // typo until ~0.2x, `GB` in 0.8.2, `model's` later).
+// vllm/model_executor/model_loader/weight_utils.py, logged before the safetensors shards load
+static CHECKPOINT_RAM: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Checkpoint size: SIZE\. Available RAM: SIZE"));
 static V1_KV: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"max seq len \((\d+)\), \(SIZE KV cache is needed, which is larger than the available KV cache memory \(SIZE\)",
@@ -348,6 +351,7 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         "If this problem",
         "Mamba cache blocks",
         "still in use",
+        "Available RAM",
     ];
     if !NEEDS.iter().any(|w| line.contains(w)) {
         return;
@@ -418,6 +422,11 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     if let Some(c) = WEIGHTS.captures(line) {
         if let Some(bytes) = gib(&c[1]) {
             out.push(LogEvent::VllmWeightsLoaded { bytes });
+        }
+    }
+    if let Some(c) = CHECKPOINT_RAM.captures(line) {
+        if let (Some(checkpoint), Some(ram)) = (parse_log_size(&c[1]), parse_log_size(&c[2])) {
+            out.push(LogEvent::VllmCheckpointRam { checkpoint, ram });
         }
     }
     if WEIGHTS_TOO_LARGE.is_match(line) {
