@@ -16,11 +16,11 @@ fn num(s: &str) -> Option<u64> {
     s.replace(',', "").parse().ok()
 }
 
-// vllm/v1/core/kv_cache_utils.py `_check_enough_kv_cache_memory` (V1, 0.8.x-0.2x; "models's"
-// typo until ~0.2x, `GB` in 0.8.2, `model's` later).
 // vllm/model_executor/model_loader/weight_utils.py, logged before the safetensors shards load
 static CHECKPOINT_RAM: LazyLock<Regex> =
     LazyLock::new(|| re(r"Checkpoint size: SIZE\. Available RAM: SIZE"));
+// vllm/v1/core/kv_cache_utils.py `_check_enough_kv_cache_memory` (V1, 0.8.x-0.2x; "models's"
+// typo until ~0.2x, `GB` in 0.8.2, `model's` later).
 static V1_KV: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"max seq len \((\d+)\), \(SIZE KV cache is needed, which is larger than the available KV cache memory \(SIZE\)",
