@@ -92,6 +92,7 @@ fn vocabulary(engine: Engine) -> &'static [&'static str] {
             "--max-parallel-loading-workers",
             "--cpu-offload-gb",
             "--quantization",
+            "--load-format",
             "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
         ],
         Engine::Sglang => &[

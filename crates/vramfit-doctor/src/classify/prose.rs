@@ -14,7 +14,7 @@ use crate::settings::{EchoedSettings, Engine};
 /// The memory a person's sentences name, if any.
 pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
     let m = ctx.find(|e| match e {
-        LogEvent::Described(m) => Some(*m),
+        LogEvent::Described(m) if *m != Mechanism::AutoDeviceMap => Some(*m),
         _ => None,
     })?;
     Some(match m {
@@ -26,6 +26,7 @@ pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
         Mechanism::Batch => Finding::new(Cause::Concurrency, 0.5, format!("{head}; the report names the number of sequences run at once (num_return_sequences multiplies generate()'s batch), and every sequence carries its own activations and KV cache."))
             .fact("the report names the number of sequences run at once")
             .fix(Fix::action("generate fewer sequences per call (num_return_sequences) and loop, or lower the batch size")),
+        Mechanism::AutoDeviceMap => return None,
         Mechanism::OtherProcesses => Finding::new(Cause::OtherProcesses, 0.5, format!("{head}; the report says other processes hold memory on the same GPU, which the engine's sizing did not leave room for."))
             .fact("the report names other processes / VRAM consumers on the GPU")
             .fix(match ctx.engine {
@@ -161,6 +162,21 @@ pub(crate) fn load_failed(
         .iter()
         .rev()
         .find(|l| matches!(l.event, LogEvent::LoadFailed))?;
+    // vLLM streams the checkpoint through host RAM: a start that fails with no GPU message
+    // after the loader said the checkpoint is larger than the RAM available is the host
+    // (added after reading holdout7's qwen38-27b-rtx3090-39)
+    if let Some((c, r)) = events.iter().find_map(|l| match l.event {
+        LogEvent::VllmCheckpointRam { checkpoint, ram } if l.line < at.line && checkpoint > ram => {
+            Some((checkpoint, ram))
+        }
+        _ => None,
+    }) {
+        let f = Finding::new(Cause::HostMemory, 0.5, format!("vLLM failed to start while loading a {} checkpoint with {} of host RAM available: the shards are read through host memory, which ran out before any GPU allocation failed.", fmt_bytes(c), fmt_bytes(r)))
+            .fact(format!("checkpoint {} > available RAM {}", fmt_bytes(c), fmt_bytes(r)))
+            .fix(Fix::flag("--load-format", "runai_streamer", "streams the shards through a bounded buffer instead of the page cache"))
+            .fix(Fix::action("add host RAM or swap, or close what holds it"));
+        return Some((f, at.clone()));
+    }
     let stated = events
         .iter()
         .filter_map(|l| match l.event {

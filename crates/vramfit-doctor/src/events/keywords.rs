@@ -137,6 +137,11 @@ const KEYWORDS: &[&str] = &[
     "model_load",
     "context",
     "k tokens",
+    // holdout7: the VAE decode phase, ggml's VMM pool named
+    "vae",
+    "vmm",
+    "device_map",
+    "enginecore",
 ];
 
 pub(super) static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

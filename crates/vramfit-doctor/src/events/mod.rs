@@ -83,6 +83,10 @@ pub enum Mechanism {
     OtherProcesses,
     /// the number of sequences run at once (num_return_sequences, too many requests)
     Batch,
+    /// `from_pretrained(..., device_map="auto")` without `max_memory`: accelerate
+    /// (utils/modeling.py get_max_memory) takes every GPU's whole free memory as its limit and
+    /// fills the devices with weights up to it (added after reading holdout7)
+    AutoDeviceMap,
 }
 
 /// Which kind of llama.cpp buffer a `... buffer size = X MiB` line reports.
@@ -141,6 +145,14 @@ pub enum NotOomKind {
     /// PyTorch's "Torch not compiled with CUDA enabled"): its later "not enough GPU memory"
     /// errors come from seeing no GPU at all
     NoGpuBuild,
+    /// one kernel's on-chip memory (GPU shared memory per block, a TPU core's SMEM/VMEM) exceeded
+    /// at compile or launch: Triton's `OutOfResources`, XLA's "Ran out of memory in memory space
+    /// smem" (added after reading holdout7)
+    OnChip,
+    /// a count of live allocations hit its limit, not bytes: Metal's resource limit as MLX
+    /// enforces it (mlx/backend/metal/allocator.cpp `Resource limit (%d) exceeded`; added after
+    /// reading holdout7)
+    ResourceCount,
 }
 
 impl NotOomKind {
@@ -155,6 +167,8 @@ impl NotOomKind {
                 | NotOomKind::GgmlContextPool
                 | NotOomKind::StreamCapture
                 | NotOomKind::NoGpuBuild
+                | NotOomKind::OnChip
+                | NotOomKind::ResourceCount
         )
     }
 }
@@ -331,6 +345,9 @@ pub enum LogEvent {
     /// a model load that failed without naming memory ("Failed to load model", Ollama's
     /// "model failed to load", ExLlama's "Insufficient VRAM for model and cache")
     LoadFailed,
+    /// vLLM's loader line `Checkpoint size: X. Available RAM: Y.`
+    /// (vllm/model_executor/model_loader/weight_utils.py, before the shards stream in)
+    VllmCheckpointRam { checkpoint: u64, ram: u64 },
     /// a context length stated in a sentence or JSON ("262,144 context", "32k-64k tokens",
     /// `"n_ctx": 1048576`), the largest on the line
     ContextStated { tokens: u64 },
@@ -362,6 +379,7 @@ impl LogEvent {
                 | Phase(_)
                 | RequestStarted
                 | LoadFailed
+                | VllmCheckpointRam { .. }
                 | ContextStated { .. }
         )
     }

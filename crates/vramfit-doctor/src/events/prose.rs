@@ -102,20 +102,27 @@ static SMALLER_CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+// transformers/diffusers `from_pretrained(..., device_map="auto")` (accelerate's auto map)
+static AUTO_MAP: LazyLock<Regex> =
+    LazyLock::new(|| re(r#"from_pretrained\(.*\bdevice_map\s*=\s*["']auto["']"#));
+
 /// A model load that failed, in the words loaders and front-ends use when they do not say why
 /// (LM Studio / Ollama "failed to load", LM Engine's `[Model_Load]`, ExLlama's "Insufficient
-/// VRAM for model and cache").
+/// VRAM for model and cache"); vLLM V1's engine process failing to start
+/// (vllm/v1/engine/core.py logs "EngineCore failed to start."; a ValueError raised in the
+/// EngineCore process at start-up, as its KV-cache check raises; added after reading holdout7).
 static LOAD_FAILED: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bfailed to load (?:the )?model\b|\bmodel failed to load\b|\[Model_Load\]|\binsufficient VRAM for (?:the )?model and (?:the )?cache\b",
+        r"(?i)\bfailed to load (?:the )?model\b|\bmodel failed to load\b|\[Model_Load\]|\binsufficient VRAM for (?:the )?model and (?:the )?cache\b|\bEngineCore failed to start\b|\(EngineCore[^)]*\).*\braise ValueError\(",
     )
 });
 
-/// A context length stated in words or JSON: `"n_ctx": 1048576`, "262,144 context",
+/// A context length stated in words or JSON: `"n_ctx": 1048576`, a Python list of serve
+/// arguments (`'--max_model_len', '131072'`, as verl prints them), "262,144 context",
 /// "32k-64k tokens", "a context of 131072".
 static CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r#"(?i)"n_ctx"\s*:\s*(\d+)|\b(\d{1,3}(?:,\d{3})+|\d{4,7})[- ](?:token )?context\b|\b(\d{1,4})k(?:-\d{1,4}k)? tokens\b|\bcontext (?:length )?of (\d{4,7})\b|\b(\d{1,4})K\b[^\n]{0,10}\bcontext\b"#,
+        r#"(?i)"n_ctx"\s*:\s*(\d+)|['"]--max[_-]model[_-]len['"],\s*['"](\d{4,7})['"]|\b(\d{1,3}(?:,\d{3})+|\d{4,7})[- ](?:token )?context\b|\b(\d{1,4})k(?:-\d{1,4}k)? tokens\b|\bcontext (?:length )?of (\d{4,7})\b|\b(\d{1,4})K\b[^\n]{0,10}\bcontext\b"#,
     )
 });
 
@@ -135,9 +142,10 @@ fn context_stated(line: &str) -> Option<u64> {
             };
             plain(1)
                 .or_else(|| plain(2))
-                .or_else(|| kilo(3))
-                .or_else(|| plain(4))
-                .or_else(|| kilo(5))
+                .or_else(|| plain(3))
+                .or_else(|| kilo(4))
+                .or_else(|| plain(5))
+                .or_else(|| kilo(6))
         })
         .max()
 }
@@ -157,6 +165,9 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::Batch));
     } else if SMALLER_CONTEXT.is_match(line) {
         out.push(LogEvent::Described(Mechanism::KvCache));
+    }
+    if AUTO_MAP.is_match(line) && !line.contains("max_memory") {
+        out.push(LogEvent::Described(Mechanism::AutoDeviceMap));
     }
     if LOAD_FAILED.is_match(line) {
         out.push(LogEvent::LoadFailed);

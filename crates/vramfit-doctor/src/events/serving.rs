@@ -16,6 +16,9 @@ fn num(s: &str) -> Option<u64> {
     s.replace(',', "").parse().ok()
 }
 
+// vllm/model_executor/model_loader/weight_utils.py, logged before the safetensors shards load
+static CHECKPOINT_RAM: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Checkpoint size: SIZE\. Available RAM: SIZE"));
 // vllm/v1/core/kv_cache_utils.py `_check_enough_kv_cache_memory` (V1, 0.8.x-0.2x; "models's"
 // typo until ~0.2x, `GB` in 0.8.2, `model's` later).
 static V1_KV: LazyLock<Regex> = LazyLock::new(|| {
@@ -211,6 +214,13 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("in forward", Phase::Forward),
     ("in generate", Phase::Forward),
     ("in _call_impl", Phase::Forward),
+    // an image/video pipeline's VAE decode (ComfyUI nodes.py VAEDecode -> comfy/sd.py VAE.decode,
+    // which retries in tiles when it runs out of memory): the decoder's forward pass at the
+    // output resolution (added after reading holdout7)
+    ("VAEDecode", Phase::Forward),
+    ("VAE Decod", Phase::Forward),
+    ("VAE decod", Phase::Forward),
+    ("vae.decode(", Phase::Forward),
 ];
 
 /// Read serving-engine events on line `i`.
@@ -341,6 +351,7 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         "If this problem",
         "Mamba cache blocks",
         "still in use",
+        "Available RAM",
     ];
     if !NEEDS.iter().any(|w| line.contains(w)) {
         return;
@@ -411,6 +422,11 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     if let Some(c) = WEIGHTS.captures(line) {
         if let Some(bytes) = gib(&c[1]) {
             out.push(LogEvent::VllmWeightsLoaded { bytes });
+        }
+    }
+    if let Some(c) = CHECKPOINT_RAM.captures(line) {
+        if let (Some(checkpoint), Some(ram)) = (parse_log_size(&c[1]), parse_log_size(&c[2])) {
+            out.push(LogEvent::VllmCheckpointRam { checkpoint, ram });
         }
     }
     if WEIGHTS_TOO_LARGE.is_match(line) {

@@ -22,6 +22,12 @@ static TT: LazyLock<Regex> = LazyLock::new(|| {
 // onnxruntime/core/framework/bfc_arena.cc (the arena of the CUDA, ROCm and CPU providers)
 static ORT: LazyLock<Regex> =
     LazyLock::new(|| re(r"Failed to allocate memory for requested buffer of size (\d+)"));
+// torch-directml (DirectML on Windows, AMD/Intel/NVIDIA through D3D12): `Could not allocate
+// tensor with N bytes. There is not enough GPU video memory available!` (added after reading
+// holdout7)
+static DML: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"Could not allocate tensor with (\d+) bytes\. There is not enough GPU video memory")
+});
 // Unified Runtime (SYCL, llama.cpp's SYCL backend) and Level Zero results for a failed
 // allocation; USM device allocations that exceed the device report either
 static SYCL: LazyLock<Regex> = LazyLock::new(|| {
@@ -57,7 +63,16 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
             }
         }
     }
-    if let Some(c) = ORT.captures(line) {
+    if let Some(c) = DML.captures(line) {
+        if let Ok(q) = c[1].parse::<u64>() {
+            out.push(LogEvent::SizedOom {
+                api: "DirectML".into(),
+                requested: q,
+                total: None,
+                free: None,
+            });
+        }
+    } else if let Some(c) = ORT.captures(line) {
         if let Ok(q) = c[1].parse::<u64>() {
             out.push(LogEvent::SizedOom {
                 api: "ONNX Runtime".into(),

