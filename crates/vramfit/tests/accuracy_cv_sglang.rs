@@ -267,6 +267,13 @@ fn sglang_held_apart_logs_3() {
     held_apart(include_str!("fixtures/sglang_heldapart3_logs.jsonl"), 5);
 }
 
+/// The fourth held-apart set (`sglang_heldapart4_logs.jsonl`, session 8), scored once on the
+/// merged model of that session, the same way.
+#[test]
+fn sglang_held_apart_logs_4() {
+    held_apart(include_str!("fixtures/sglang_heldapart4_logs.jsonl"), 3);
+}
+
 fn held_apart(text: &str, n: usize) {
     common::offline(&format!(
         "vramfit-cv-sglang-apart-{n}-{}",
