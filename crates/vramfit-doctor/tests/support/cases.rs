@@ -19,6 +19,7 @@ pub const GATHERED3: &str = include_str!("../fixtures/oom_gathered3.jsonl");
 pub const GATHERED4: &str = include_str!("../fixtures/oom_gathered4.jsonl");
 pub const GATHERED5: &str = include_str!("../fixtures/oom_gathered5.jsonl");
 pub const GATHERED6: &str = include_str!("../fixtures/oom_gathered6.jsonl");
+pub const GATHERED7: &str = include_str!("../fixtures/oom_gathered7.jsonl");
 /// Every first-sight miss of the holdouts (docs/accuracy.md).
 pub const FIRST_SIGHT_MISSES: &str = include_str!("../fixtures/first_sight_misses.tsv");
 
@@ -83,6 +84,7 @@ pub fn holdout(k: usize) -> Vec<Case> {
         5 => cases(GATHERED4, "gathered4", Some("holdout5")),
         6 => cases(GATHERED5, "gathered5", Some("holdout6")),
         7 => cases(GATHERED6, "gathered6", Some("holdout7")),
+        8 => cases(GATHERED7, "gathered7", Some("holdout8")),
         _ => Vec::new(),
     }
 }
