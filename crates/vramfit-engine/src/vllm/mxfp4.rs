@@ -4,9 +4,10 @@
 //! `process_weights_after_loading`).
 
 use super::args::VllmConfig;
+use super::rocm::moe_layers_in;
 use super::version::Version;
 use std::ops::Range;
-use vramfit_model::{FfnKind, ModelSpec};
+use vramfit_model::ModelSpec;
 
 /// vLLM's MXFP4 MoE backend (mxfp4.py `get_mxfp4_backend`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,14 +102,7 @@ pub fn backend_extra_bytes(spec: &ModelSpec, cfg: &VllmConfig, layers: Range<u64
         resident += n * (w13 + w2) / 32;
     }
     let per_layer = resident.saturating_sub(checkpoint_layer_bytes(n, h, ff, gates));
-    let moe_layers = spec
-        .layers
-        .iter()
-        .skip(layers.start as usize)
-        .take((layers.end - layers.start) as usize)
-        .filter(|l| matches!(l.ffn, FfnKind::Moe))
-        .count() as u64;
-    moe_layers * per_layer
+    moe_layers_in(spec, layers) * per_layer
 }
 
 #[cfg(test)]

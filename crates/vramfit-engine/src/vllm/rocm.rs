@@ -45,14 +45,17 @@ pub fn moe_padding_bytes(spec: &ModelSpec, cfg: &VllmConfig, layers: Range<u64>)
     };
     // w13: [experts, gates·width, hidden]; w2: [experts, hidden, width]
     let per_layer = padded(experts * gates * width, h) + padded(experts * h, width);
-    let moe_layers = spec
-        .layers
+    moe_layers_in(spec, layers) * per_layer
+}
+
+/// How many of the layers in `layers` (this rank's share) hold routed experts.
+pub fn moe_layers_in(spec: &ModelSpec, layers: Range<u64>) -> u64 {
+    spec.layers
         .iter()
         .skip(layers.start as usize)
         .take((layers.end - layers.start) as usize)
         .filter(|l| matches!(l.ffn, FfnKind::Moe))
-        .count() as u64;
-    moe_layers * per_layer
+        .count() as u64
 }
 
 #[cfg(test)]
