@@ -48,10 +48,15 @@ pub(super) fn suggest(
         .max()
         .unwrap_or(0);
     if total > 0 {
-        let max_util = ((free as f64 / total as f64) * 100.0).floor() / 100.0;
+        // vLLM V1 refuses to start when the memory free after its CUDA context is created is
+        // below utilization x total (v1/worker/gpu_worker.py init_device, "Free memory on device
+        // ... is less than desired GPU memory utilization"): never suggest a share that leaves
+        // no room for the context (about 0.5 GiB; 0.98 at most, as the second candidate)
+        let usable = free.min(total.saturating_sub(512 * vramfit_model::units::MIB));
+        let max_util = (((usable as f64 / total as f64) * 100.0).floor() / 100.0).min(0.98);
         let want = cfg.gpu_memory_utilization + short.max(0) as f64 / total as f64 + 0.005;
         let want = (want * 100.0).ceil() / 100.0;
-        for u in [want.min(max_util), max_util.min(0.98)] {
+        for u in [want.min(max_util), max_util] {
             if u > 0.0 && (u - cfg.gpu_memory_utilization).abs() > 1e-9 {
                 with(format!("--gpu-memory-utilization {u:.2}"), &|c| {
                     c.gpu_memory_utilization = u
