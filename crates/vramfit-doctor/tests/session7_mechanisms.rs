@@ -5,26 +5,8 @@
 #[path = "support/cases.rs"]
 mod cases;
 
-use vramfit_doctor::{diagnose, Cause, Diagnosis};
-
-fn excerpt(id: &str) -> String {
-    cases::every_report()
-        .into_iter()
-        .find(|c| c.id == id)
-        .unwrap_or_else(|| panic!("no fixture {id}"))
-        .excerpt
-}
-
-fn cause(text: &str) -> Cause {
-    diagnose(text).cause
-}
-
-fn flag<'a>(d: &'a Diagnosis, name: &str) -> Option<&'a str> {
-    d.fixes
-        .iter()
-        .find(|f| f.flag == name)
-        .map(|f| f.value.as_str())
-}
+use cases::{cause, excerpt, flag};
+use vramfit_doctor::{diagnose, Cause};
 
 #[test]
 fn vllm_no_cache_blocks_is_the_budget() {

@@ -8,7 +8,7 @@
 #![allow(dead_code)]
 
 use serde_json::Value;
-use vramfit_doctor::Cause;
+use vramfit_doctor::{diagnose, Cause, Diagnosis};
 
 pub const DEV: &str = include_str!("../fixtures/oom_dev.jsonl");
 pub const APART: &str = include_str!("../fixtures/oom_apart.jsonl");
@@ -108,4 +108,25 @@ pub fn first_sight(c: &Case) -> Cause {
         .find(|f| f.len() > 3 && f[1] == c.id)
         .and_then(|f| Cause::ALL.into_iter().find(|x| x.as_str() == f[3]))
         .unwrap_or(c.expected)
+}
+
+/// The excerpt of the labelled report `id` (mechanism tests read their real reports by id).
+pub fn excerpt(id: &str) -> String {
+    every_report()
+        .into_iter()
+        .find(|c| c.id == id)
+        .unwrap_or_else(|| panic!("no fixture {id}"))
+        .excerpt
+}
+
+pub fn cause(text: &str) -> Cause {
+    diagnose(text).cause
+}
+
+/// The value of the fix `name` in a diagnosis, if it offers one.
+pub fn flag<'a>(d: &'a Diagnosis, name: &str) -> Option<&'a str> {
+    d.fixes
+        .iter()
+        .find(|f| f.flag == name)
+        .map(|f| f.value.as_str())
 }

@@ -15,6 +15,7 @@
 pub mod args;
 pub mod calibrated;
 pub mod kv;
+pub mod mla;
 pub mod mxfp4;
 pub mod plan;
 pub mod profile;
