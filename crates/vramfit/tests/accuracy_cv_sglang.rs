@@ -37,7 +37,12 @@ struct Case {
 }
 
 fn load_cases() -> Vec<Case> {
-    cases_of(include_str!("fixtures/sglang_public_logs.jsonl"))
+    let mut cases = cases_of(include_str!("fixtures/sglang_public_logs.jsonl"));
+    // held apart in session 8 and scored once there (11/11, verdicts 3/3); now joined
+    cases.extend(cases_of(include_str!(
+        "fixtures/sglang_heldapart4_logs.jsonl"
+    )));
+    cases
 }
 
 fn cases_of(text: &str) -> Vec<Case> {

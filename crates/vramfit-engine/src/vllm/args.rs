@@ -377,6 +377,23 @@ impl VllmConfig {
                 || (self.use_v1.is_none() && self.compute_capability.is_some_and(|c| c < 8.0)))
     }
 
+    /// True when the start-up profile charges everything on the device that torch did not
+    /// allocate (`mem_get_info` used − torch allocated): the CUDA context and the memory other
+    /// processes hold on the GPU go out of the budget. V0's `determine_num_available_blocks` of
+    /// v0.6.4.x (vllm/worker/worker.py: `non_torch_allocations = total_allocated_bytes -
+    /// torch_allocated_bytes`, PR #9352, the "Memory profiling results: ... initial_memory_usage"
+    /// line; replaced in v0.6.5 by the baseline-snapshot profiler of PR #10511) and V1's
+    /// `determine_available_memory` until PR #19312 ("V1's memory profiling incorrectly counts
+    /// memory used by other processes as non_torch_allocations"; the boundary is taken as v0.9.0,
+    /// as for [`super::profile::V1_EARLY_CONTEXT_BYTES`]).
+    pub fn profiles_device_wide(&self) -> bool {
+        if self.runs_v0() {
+            self.version >= Version::new(0, 6, 4) && self.version < Version::new(0, 6, 5)
+        } else {
+            self.version < Version::new(0, 9, 0)
+        }
+    }
+
     /// True when CUDA graphs are captured at all.
     pub fn uses_cuda_graphs(&self) -> bool {
         !self.enforce_eager && !self.cudagraphs_disabled

@@ -108,7 +108,7 @@ impl Calibrated {
         let last = lc.pipeline_parallel_size == 1;
         let v2 = super::runner::runner(spec, &lc) == super::runner::Runner::V2
             && super::runner::lean_profile(lc.version);
-        let prof_log = profile(
+        let mut prof_log = profile(
             spec,
             ranges[0].clone(),
             ProfileInputs {
@@ -121,11 +121,13 @@ impl Calibrated {
                 expert_parallel: lc.enable_expert_parallel,
                 sampler: super::runner::sampler(spec, &lc),
                 nvls: super::runner::nccl_nvls(&lc, &gpu.name),
-                // the log's profile as predicted before, without V1_EARLY_CONTEXT_BYTES
-                charges_context: false,
+                // the same charges as the plan's profile (plan.rs), so that a calibration
+                // evaluated at the log's own settings gives back the log's pool
+                charges_context: lc.profiles_device_wide(),
                 fixed_capture: super::runner::fixed_capture_size(spec, &lc),
             },
         );
+        prof_log.non_torch_bytes += super::profile::others_bytes(&lc, gpu);
         let charged_log = lc.deducts_cuda_graphs() && !v2;
         let requested = m
             .requested_bytes
@@ -280,3 +282,7 @@ impl Calibrated {
         ]
     }
 }
+
+#[cfg(test)]
+#[path = "calibrated_tests.rs"]
+mod tests;

@@ -45,6 +45,19 @@ pub const NVLS_NON_TORCH_BYTES: u64 = 1920 * MIB;
 /// boundary release (v0.9.0, when V1 took the baseline-snapshot profiler) is approximate.
 pub const V1_EARLY_CONTEXT_BYTES: u64 = 256 * MIB;
 
+/// What a device-wide profile ([`super::args::VllmConfig::profiles_device_wide`]) charges
+/// besides vLLM's own memory: what other processes hold on the GPU when vLLM starts (total −
+/// free at start; 0 when the free memory is not known). vllm#11230: on an A40 vGPU at v0.6.4 the
+/// log's `non_torch_memory` is the 4.09 GiB already in use after loading 38.5 GiB of weights, and
+/// the same settings started on v0.6.3, whose profile measured from the free memory at start.
+pub fn others_bytes(cfg: &super::args::VllmConfig, gpu: &crate::hardware::Gpu) -> u64 {
+    if cfg.profiles_device_wide() {
+        gpu.total_bytes.saturating_sub(gpu.free_bytes)
+    } else {
+        0
+    }
+}
+
 /// CUDA-graph pool per layer and captured token, as multiples of the layer's per-token buffers:
 /// the hidden state (`hidden × 2` bytes) and, for MoE layers, the fused-MoE caches
 /// (`top_k × (3·n_ff_exp/tp + hidden) × 2` bytes). Calibrated on the graph pools the logs print at
