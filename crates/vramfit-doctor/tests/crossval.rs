@@ -70,13 +70,13 @@ const HOLDOUT6_READ: usize = 42;
 const HOLDOUT7_N: usize = 53;
 const HOLDOUT7_FIRST_SIGHT: usize = 23;
 /// holdout7 after its misses were read (session 8): a guard, not a held-out figure.
-const HOLDOUT7_READ: usize = 38;
+const HOLDOUT7_READ: usize = 39;
 
 /// The first-sight misses (all holdouts) the rules name right today (a guard).
-const MISSES_RIGHT_NOW: usize = 115;
+const MISSES_RIGHT_NOW: usize = 119;
 /// Every labelled report and how many of them the rules name right in-sample (a guard).
 const EVERY_N: usize = 429;
-const EVERY_RIGHT: usize = 342;
+const EVERY_RIGHT: usize = 346;
 
 fn holdout_fold() -> Vec<Case> {
     holdout(1)

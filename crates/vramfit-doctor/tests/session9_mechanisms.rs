@@ -137,3 +137,34 @@ fn vllm_startup_check_wrapped_names_the_tenant() {
     let alone = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 6.13 GiB\nvllm serve m --gpu-memory-utilization 0.7";
     assert_ne!(cause(alone), Cause::OtherProcesses);
 }
+
+#[test]
+fn an_earlier_model_still_loaded_is_a_tenant() {
+    // holdout8 (Ollama) and holdout7 (LocalAI's llama.cpp backend)
+    for id in ["ollama-12580", "localai-1729"] {
+        assert_eq!(cause(&excerpt(id)), Cause::OtherProcesses, "{id}");
+    }
+    let fresh = excerpt("localai-1729").replace(
+        "doing them separately after `docker restart localai` always works",
+        "the same happens on a fresh start",
+    );
+    assert_ne!(cause(&fresh), Cause::OtherProcesses);
+}
+
+#[test]
+fn a_pod_past_its_memory_quantity_is_host_memory() {
+    let log = excerpt("home-ops-9818");
+    assert_eq!(cause(&log), Cause::HostMemory);
+    let gpu = log.replace("the pod past its new 16Gi cap", "the GPU past its 16 GB");
+    assert_ne!(cause(&gpu), Cause::HostMemory);
+}
+
+#[test]
+fn a_device_smaller_than_the_drivers_vram_is_a_pool_lookalike() {
+    let log = excerpt("therock-1054");
+    assert_eq!(cause(&log), Cause::NotOom);
+    let same = log
+        .replace("VRAM: 98304M", "VRAM: 16384M")
+        .replace("98304M of VRAM", "16384M of VRAM");
+    assert_ne!(cause(&same), Cause::NotOom);
+}

@@ -87,6 +87,10 @@ pub enum Mechanism {
     /// (utils/modeling.py get_max_memory) takes every GPU's whole free memory as its limit and
     /// fills the devices with weights up to it (added after reading holdout7)
     AutoDeviceMap,
+    /// an earlier model or engine still holding the GPU: a restart fixes it, or it fails only
+    /// when switching from one loaded model to another (added after reading holdout8; also
+    /// holdout7's localai-1729)
+    StaleModel,
     /// the activations of a forward pass named as what had no room (added after reading
     /// holdout8)
     Activations,
@@ -368,6 +372,9 @@ pub enum LogEvent {
     /// a kill of the process there is the GPU's memory running out too (added after reading
     /// holdout8)
     UnifiedMemoryDevice,
+    /// the kernel driver's VRAM size at boot (amdgpu `VRAM: 98304M ...` from amdgpu_gmc.c,
+    /// `98304M of VRAM memory ready` from amdgpu_ttm.c; added after reading holdout8)
+    DriverVram { bytes: u64 },
     /// a context length stated in a sentence or JSON ("262,144 context", "32k-64k tokens",
     /// `"n_ctx": 1048576`), the largest on the line
     ContextStated { tokens: u64 },
@@ -402,6 +409,7 @@ impl LogEvent {
                 | VllmCheckpointRam { .. }
                 | ContextStated { .. }
                 | UnifiedMemoryDevice
+                | DriverVram { .. }
         )
     }
 

