@@ -194,7 +194,8 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::OtherProcesses));
     } else if failure && BATCH.is_match(line) {
         out.push(LogEvent::Described(Mechanism::Batch));
-    } else if STALE.is_match(line) {
+    } else if STALE.is_match(line) && !LONG_RUNNING.is_match(line) {
+        // "a restart fixes it for a few hours" is memory that grows, not a tenant
         out.push(LogEvent::Described(Mechanism::StaleModel));
     } else if ACTIVATIONS.is_match(line) || PROMPT_BATCH.is_match(line) {
         out.push(LogEvent::Described(Mechanism::Activations));
@@ -248,6 +249,22 @@ mod tests {
         assert_eq!(
             events("fails when offloading the experts to the GPUs"),
             vec![LogEvent::Phase(Phase::WeightLoading)]
+        );
+    }
+
+    #[test]
+    fn an_earlier_model_still_loaded() {
+        let stale = vec![LogEvent::Described(Mechanism::StaleModel)];
+        assert_eq!(
+            events("only when changing from one loaded model to another - restarting `ollama serve` resolves it"),
+            stale
+        );
+        // memory that grows until a restart is not a tenant
+        assert_ne!(
+            events(
+                "it crashes after several hours; restarting fixes it until the memory grows again"
+            ),
+            stale
         );
     }
 
