@@ -443,6 +443,8 @@ const ENGINE_MARKERS: &[(&str, Engine)] = &[
     ("llama-server", Engine::LlamaCpp),
     ("load_tensors", Engine::LlamaCpp),
     ("turbomind", Engine::Lmdeploy),
+    // lmdeploy's Python API (TurbomindEngineConfig)
+    ("Turbomind", Engine::Lmdeploy),
     ("lmdeploy", Engine::Lmdeploy),
     ("[TM]", Engine::Lmdeploy),
     ("mlx.core", Engine::Mlx),

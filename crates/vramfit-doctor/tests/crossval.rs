@@ -38,12 +38,13 @@
 //!
 //! - holdout8: `oom_gathered7.jsonl` (session 8), gathered blind while the rules changed and
 //!   never shown to the rule writer, scored once on that session's merged rules: 24/55 (the
-//!   rules before that session's changes also name 24). Its misses are NOT read yet: the next
-//!   rule writer may read them, after which it joins the read sets as holdout7 did (until then
-//!   holdout8.rs guards its first sight). A ninth
-//!   holdout must be scored once, on the rules as they stand, before any rule is changed for
-//!   it; that first score is the cross-validated figure (carryover.rs judges mechanisms the
-//!   same way).
+//!   rules before that session's changes also name 24). Its 31 misses were read in session 9
+//!   (first_sight_misses.tsv) and rules written for the mechanisms whose evidence is in the
+//!   text, so it is now seen; holdout8.rs keeps its first-sight and after-reading guards.
+//!
+//! A ninth holdout must be scored once, on the rules as they stand, before any rule is changed
+//! for it; that first score is the cross-validated figure (carryover.rs judges mechanisms the
+//! same way).
 //!
 //! Run with `cargo test -p vramfit-doctor --test crossval -- --nocapture` for the matrices.
 
@@ -69,13 +70,13 @@ const HOLDOUT6_READ: usize = 42;
 const HOLDOUT7_N: usize = 53;
 const HOLDOUT7_FIRST_SIGHT: usize = 23;
 /// holdout7 after its misses were read (session 8): a guard, not a held-out figure.
-const HOLDOUT7_READ: usize = 38;
+const HOLDOUT7_READ: usize = 39;
 
 /// The first-sight misses (all holdouts) the rules name right today (a guard).
-const MISSES_RIGHT_NOW: usize = 98;
+const MISSES_RIGHT_NOW: usize = 120;
 /// Every labelled report and how many of them the rules name right in-sample (a guard).
-const EVERY_N: usize = 374;
-const EVERY_RIGHT: usize = 301;
+const EVERY_N: usize = 429;
+const EVERY_RIGHT: usize = 347;
 
 fn holdout_fold() -> Vec<Case> {
     holdout(1)
@@ -258,7 +259,7 @@ fn cross_validated_accuracy() {
         h5.total
     );
     assert!(
-        h4.right >= 38,
+        h4.right >= 39,
         "holdout4 {}/{} fell below the figure after reading",
         h4.right,
         h4.total
@@ -295,13 +296,14 @@ fn cross_validated_accuracy() {
         h7.right,
         h7.total
     );
-    // every labelled report (374), in-sample: the confusion matrix docs/accuracy.md publishes
+    // every labelled report (429), in-sample: the confusion matrix docs/accuracy.md publishes
     let every: Vec<Case> = kfold_reports()
         .into_iter()
         .chain(held4.iter().cloned())
         .chain(held5.iter().cloned())
         .chain(held6.iter().cloned())
         .chain(held7.iter().cloned())
+        .chain(holdout(8))
         .collect();
     let e = score("every labelled report (in-sample)", &every, false);
     assert_eq!(every.len(), EVERY_N);
@@ -548,14 +550,14 @@ fn kfold_165() {
     );
 }
 
-/// `first_sight_misses.tsv`: every report each holdout's first measurement missed (163 of
-/// 292), with the answer of that moment's rules (rebuilt from the commit each holdout was first
+/// `first_sight_misses.tsv`: every report each holdout's first measurement missed (194 of
+/// 347), with the answer of that moment's rules (rebuilt from the commit each holdout was first
 /// scored at; holdout6's from session 6's final rules, holdout7's from session 7's merged
-/// rules), the kind of miss and what in the text establishes the label (docs/accuracy.md).
+/// rules, holdout8's from session 8's merged rules, main 4c2f851), the kind of miss and what in the text establishes the label (docs/accuracy.md).
 #[test]
 fn first_sight_misses_table() {
     let table = cases::FIRST_SIGHT_MISSES;
-    let all: Vec<Case> = (1..=7).flat_map(holdout).collect();
+    let all: Vec<Case> = (1..=8).flat_map(holdout).collect();
     let mut kinds: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     let mut right_now = 0;
     let mut rows = 0;
@@ -574,15 +576,15 @@ fn first_sight_misses_table() {
         right_now += usize::from(diagnose(&c.excerpt).cause == c.expected);
     }
     println!("first-sight misses by fold and kind: {kinds:?}; right today: {right_now}/{rows}");
-    assert_eq!(rows, 163, "129 of 292 right at first sight");
+    assert_eq!(rows, 194, "153 of 347 right at first sight");
     // every holdout's first-sight score follows from the table
     let first: usize = all
         .iter()
         .filter(|c| cases::first_sight(c) == c.expected)
         .count();
-    assert_eq!(first, 129);
+    assert_eq!(first, 153);
     assert!(
         right_now >= MISSES_RIGHT_NOW,
-        "{right_now}/163 first-sight misses right today"
+        "{right_now}/194 first-sight misses right today"
     );
 }

@@ -311,6 +311,25 @@ pub(crate) fn sglang_tgi(ctx: &Context) -> Finding {
 
 pub(crate) fn host(ctx: &Context) -> Finding {
     let e = &ctx.events[ctx.at].event;
+    // a bare kill on a unified-memory device (Jetson) with nothing telling that loading was
+    // over: the GPU's memory is that RAM, pinned, so the model does not fit the device
+    let bare_kill = matches!(
+        e,
+        LogEvent::HostKilled(HostKill::Sigkill | HostKill::Exit137)
+    );
+    let loaded = ctx
+        .phase()
+        .is_some_and(|(p, _)| p != crate::events::Phase::WeightLoading);
+    if bare_kill
+        && !loaded
+        && ctx
+            .find(|e| matches!(e, LogEvent::UnifiedMemoryDevice).then_some(()))
+            .is_some()
+    {
+        let mut f = weights(ctx, "The process was killed while loading on a unified-memory device (Jetson/Tegra): GPU allocations there come from the same RAM and are pinned, so swap does not help; the model does not fit the device's memory.".to_string());
+        f.confidence = 0.5;
+        return f.fact("a kill (SIGKILL) on a unified-memory device, before loading finished");
+    }
     let (conf, what) = match e {
         LogEvent::HostAllocFailed { requested: Some(b) } => (
             0.9,
@@ -418,6 +437,9 @@ pub(crate) fn not_oom(kind: NotOomKind) -> Finding {
         NotOomKind::PinnedFallback => ("ggml could not get pinned (page-locked) host memory and fell back to ordinary memory: a warning about upload speed, not the failure.", Fix::action("look for the error after this warning; pinned memory is limited by the driver (and by WSL)")),
         NotOomKind::OnChip => ("One kernel asked for more on-chip memory than the hardware has (GPU shared memory per block, a TPU core's SMEM/VMEM), at compile or launch time: a kernel configuration limit, not device memory.", Fix::action("use a build whose kernel fits this hardware (smaller block sizes / num_stages), or a shape that compiles smaller kernels (a shorter max length); more device memory does not help")),
         NotOomKind::ResourceCount => ("Metal's limit on the number of live buffers was reached (a count, not bytes): MLX keeps freed buffers in its cache, and many small ones exhaust the count while memory is free.", Fix::action("free the buffer cache between requests (mx.clear_cache(), or a cache limit with mx.set_cache_limit) or upgrade mlx/mlx-lm to a release that releases buffers; a smaller model or context does not help")),
+        // ROCm/rocm-systems PR 7786: hipMemCreate held one dmabuf fd per handle on ROCm 7.14
+        NotOomKind::DescriptorLimit => ("Each virtual-memory allocation handle (hipMemCreate/cuMemCreate) kept a file descriptor, and the process's open-file limit ran out: the runtime reports that as out of memory while the VRAM is free.", Fix::action("raise the open-file limit (ulimit -n 65536, or LimitNOFILE in the service unit) or use a runtime that keeps one descriptor per pool (ROCm with rocm-systems PR 7786); more VRAM does not help")),
+        NotOomKind::InvalidArgument => ("A CUDA call rejected its arguments (invalid argument / invalid configuration): a kernel launched beyond the grid or block limits, or a bad size, at this shape. A bug or a kernel limit, not a lack of memory.", Fix::flag("CUDA_LAUNCH_BLOCKING", 1, "find the failing kernel; then update the engine, or stay below the shape (context, batch) that triggers it")),
         NotOomKind::ProfilingAssertEqual => ("vLLM's profiling assertion fired with identical free memory before and after: a vLLM bug (fixed by PR #33358), not another process and not a lack of memory.", Fix::action("upgrade vLLM to a release with PR #33358")),
     };
     Finding::new(Cause::NotOom, 0.75, summary).fix(fix)

@@ -32,6 +32,9 @@ pub(crate) fn in_engine_words(ctx: &Context, mut f: Finding) -> Finding {
 
 /// llama.cpp: which allocation failed (weights, KV, compute), on which device, with which sizes.
 pub(crate) fn llama(ctx: &Context) -> Finding {
+    if let Some(f) = super::prose::stale_described(ctx, "llama.cpp could not allocate a buffer") {
+        return f;
+    }
     let f = llama_inner(ctx);
     in_engine_words(ctx, f)
 }
@@ -252,6 +255,12 @@ fn llama_compute_inner(ctx: &Context, mut f: Finding) -> Finding {
 /// user asked for (num_gpu) do not fit with the KV cache and compute graph Ollama printed per
 /// device; the number that fits follows from those sizes and the GPU's available memory.
 pub(crate) fn ollama_layout(ctx: &Context, num_gpu: u64) -> Finding {
+    if let Some(f) = super::prose::stale_described(
+        ctx,
+        &format!("Ollama could not lay out {num_gpu} GPU layers"),
+    ) {
+        return f;
+    }
     let sum = |kind: BufferKind| -> u64 {
         let mut total = 0;
         for l in ctx.events.iter() {

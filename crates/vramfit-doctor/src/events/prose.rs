@@ -53,7 +53,7 @@ static LOADING: LazyLock<Regex> = LazyLock::new(|| {
 /// and a private pool that eager mode frees; torch/cuda/graphs.py make_graphed_callables).
 static CAPTURE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?(?:cuda[- ]?)?graphs?\b|\b(?:during|in|at) (?:the )?(?:cuda[- ]?)?graph[- ]captur|\b(?:with|pairing with|paring with|when using|enabling) (?:the )?cuda[- ]?graphs?\b|\bgraph[- ]captur\w*\s+(?:OOMs?|fail\w*|crash\w*|ran out|runs out|out of memory)",
+        r"(?i)cuda[- ]?graphs?[- ](?:capture|capturing)|captur\w* (?:the )?(?:cuda[- ]?)?graphs?\b|\b(?:during|in|at) (?:the )?(?:cuda[- ]?)?graph[- ]captur|\b(?:with|pairing with|paring with|when using|enabling|enabled?) (?:the )?cuda[- ]?graphs?\b|\bgraph[- ]captur\w*\s+(?:OOMs?|fail\w*|crash\w*|ran out|runs out|out of memory)",
     )
 });
 
@@ -99,6 +99,37 @@ static BATCH: LazyLock<Regex> = LazyLock::new(|| {
 static SMALLER_CONTEXT: LazyLock<Regex> = LazyLock::new(|| {
     re(
         r"(?i)(?:max[_-]model[_-]len|context(?:[_ -]length)?|num_ctx|n_ctx)\b[^\n.]{0,30}(?:<=|≤|smaller|lower|reduc\w*|decreas\w*)[^\n.]{0,40}(?:\bworks?\b|solved|fixed|succe\w*|\bstarts?\b|成功|解决)|(?:\bworks?\b|solved|fixed|succe\w*|成功|解决)[^\n.]{0,30}\b(?:if|with|when|after|by)\b[^\n.]{0,30}\b(?:smaller|lower|reduc\w*|decreas\w*|meaningful|shorter)\s+(?:max[_-]model[_-]len|context|num_ctx|n_ctx)",
+    )
+});
+
+/// The activations named as what had no room ("no enough memory for activation", "you also need
+/// some space per device for activations"): what a forward pass allocates beyond the weights
+/// and the cache. Read without failure words, since the sentence is itself the diagnosis.
+/// (Added after reading holdout8.)
+static ACTIVATIONS: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:need|needs|needed|no|not enough|no enough|insufficient|too little|lack of)\b[^.\n]{0,40}\b(?:memory|space|room|VRAM)\b[^.\n]{0,25}\bfor (?:the )?activations?\b",
+    )
+});
+
+/// An earlier model or engine still holding the GPU: a restart of the server frees it ("after
+/// `docker restart` always works", "restarting `ollama serve` resolves it"), or the failure
+/// comes only when switching from one loaded model to another. What a restart releases is the
+/// earlier runner's memory, a tenant of the GPU. (Added after reading holdout8.)
+static STALE: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\brestart\w*\b[^.\n]{0,60}\b(?:resolves|fixes|solves|always works|works again)\b|\b(?:changing|switching|swapping) (?:from )?(?:one|a|the) (?:loaded )?model to another\b|\b(?:previous|earlier|first|old) (?:model|engine|runner|instance)\b[^.\n]{0,30}\bstill (?:loaded|running|holding|held|alive)\b",
+    )
+});
+
+/// A smaller prompt-processing batch named as the fix ("can be solved by reducing num_batch"):
+/// what that knob sizes is the activations of one forward pass over the prompt (llama.cpp's
+/// compute buffers scale with n_ubatch, Ollama's num_batch feeds it; TGI's
+/// max_batch_prefill_tokens, vLLM's max_num_batched_tokens and SGLang's chunked_prefill_size
+/// bound the prefill's tokens), not the weights or the cache. (Added after reading holdout8.)
+static PROMPT_BATCH: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:reduc\w*|lower\w*|decreas\w*|smaller)\b[^.\n]{0,30}\b(?:num_batch|n_ubatch|ubatch|--ubatch-size|max[-_]batch[-_]prefill[-_]tokens|chunked[-_]prefill[-_]size|max[-_]num[-_]batched[-_]tokens)\b",
     )
 });
 
@@ -163,6 +194,11 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::OtherProcesses));
     } else if failure && BATCH.is_match(line) {
         out.push(LogEvent::Described(Mechanism::Batch));
+    } else if STALE.is_match(line) && !LONG_RUNNING.is_match(line) {
+        // "a restart fixes it for a few hours" is memory that grows, not a tenant
+        out.push(LogEvent::Described(Mechanism::StaleModel));
+    } else if ACTIVATIONS.is_match(line) || PROMPT_BATCH.is_match(line) {
+        out.push(LogEvent::Described(Mechanism::Activations));
     } else if SMALLER_CONTEXT.is_match(line) {
         out.push(LogEvent::Described(Mechanism::KvCache));
     }
@@ -213,6 +249,22 @@ mod tests {
         assert_eq!(
             events("fails when offloading the experts to the GPUs"),
             vec![LogEvent::Phase(Phase::WeightLoading)]
+        );
+    }
+
+    #[test]
+    fn an_earlier_model_still_loaded() {
+        let stale = vec![LogEvent::Described(Mechanism::StaleModel)];
+        assert_eq!(
+            events("only when changing from one loaded model to another - restarting `ollama serve` resolves it"),
+            stale
+        );
+        // memory that grows until a restart is not a tenant
+        assert_ne!(
+            events(
+                "it crashes after several hours; restarting fixes it until the memory grows again"
+            ),
+            stale
         );
     }
 

@@ -169,6 +169,9 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("in initialize_kv_cache", Phase::KvAllocation),
     ("in _allocate_kv_cache", Phase::KvAllocation),
     ("in _init_cache", Phase::KvAllocation),
+    // exllamav2/cache.py ExLlamaV2Cache.create_state_tensors: the K/V tensors for max_seq_len
+    // (the model config's full context unless given), allocated after the weights
+    ("in create_state_tensors", Phase::KvAllocation),
     // vllm/device_allocator/cumem.py CuMemAllocator.wake_up
     ("in wake_up", Phase::WakeUp),
     // vllm csrc/cumem_allocator.cpp: the allocator of sleep mode, which exists for colocation
@@ -269,6 +272,9 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
             }
         }
     }
+    if line.contains("check_enough_kv_cache_memory(") {
+        out.push(LogEvent::VllmKvCheck);
+    }
     if line.contains("No available memory for the cache blocks") {
         out.push(LogEvent::VllmNoCacheBlocks);
     }
@@ -294,7 +300,9 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::LlamaKvCellsFull);
     }
     if line.contains("Free memory on device") {
-        if let Some(c) = FREE_BELOW.captures(line) {
+        // the message wraps after "on startup is less than" in some pastes
+        let w = window(lines, i, 1, 1024);
+        if let Some(c) = FREE_BELOW.captures(&w) {
             if let (Some(free), Some(total), Ok(u), Some(desired)) =
                 (gib(&c[1]), gib(&c[2]), c[3].parse::<f64>(), gib(&c[4]))
             {

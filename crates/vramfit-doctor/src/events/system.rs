@@ -48,12 +48,23 @@ static DESCRIBED: LazyLock<Regex> = LazyLock::new(|| re(r"(?i)\boom[- ]kill(?:er
 static GPU_OOM_NAMED: LazyLock<Regex> =
     LazyLock::new(|| re(r"OutOfMemoryError|CUDA out of memory|CUDA_ERROR_OUT_OF_MEMORY"));
 // a sentence saying the kubelet (a container's memory limit) killed it, or that host RAM ran
-// out ("host-OOM", "system RAM ... exhausted"): host memory, whatever GPU words surround it
+// out ("host-OOM", "system RAM ... exhausted"), or a pod pushed past a memory quantity in
+// Kubernetes' units ("past its new 16Gi cap and it OOM-looped"; added after reading holdout8):
+// host memory, whatever GPU words surround it
 static HOST_DESCRIBED: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bkilled by (?:kubernetes|k8s|the kubelet)\b|\b(?:container|pod)s? (?:is |was |gets |got )?(?:oom[- ])?killed\b[^.]{0,60}\bmemory|\bhost[- ]OOM\b|\b(?:host|system|CPU)[- ](?:RAM|memory) (?:is |was |gets |got )?(?:exhausted|full|ran out|runs out)\b|\b(?:exhausts?|ran out of|runs out of) (?:the )?(?:host|system|CPU)[- ](?:RAM|memory)\b|\bkilled by the (?:system|kernel|OS)(?:'s)? OOM\b",
+        r"(?i)\bkilled by (?:kubernetes|k8s|the kubelet)\b|\b(?:container|pod)s? (?:is |was |gets |got )?(?:oom[- ])?killed\b[^.]{0,60}\bmemory|\bhost[- ]OOM\b|\b(?:host|system|CPU)[- ](?:RAM|memory) (?:is |was |gets |got )?(?:exhausted|full|ran out|runs out)\b|\b(?:exhausts?|ran out of|runs out of) (?:the )?(?:host|system|CPU)[- ](?:RAM|memory)\b|\bkilled by the (?:system|kernel|OS)(?:'s)? OOM\b|\b(?:pod|container)s?\b[^.\n]{0,80}\b\d+(?:\.\d+)?[GM]i\b[^.\n]{0,40}\bOOM",
     )
 });
+// NVIDIA Jetson (Tegra SoCs): CPU and GPU share one DRAM, and CUDA allocations are pinned
+// (cannot be swapped), so a model that does not fit that memory is killed while loading
+// however much swap there is (jetson-containers maintainers; added after reading holdout8)
+static UNIFIED: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\btegra\b|\bjetson\b|\bunified memory\b"));
+// amdgpu's boot lines: amdgpu_gmc.c `VRAM: %lluM 0x... - 0x... (%lluM used)`, amdgpu_ttm.c
+// `amdgpu: %uM of VRAM memory ready`
+static AMDGPU_VRAM: LazyLock<Regex> =
+    LazyLock::new(|| re(r"amdgpu\b.*\bVRAM: (\d+)M 0x|amdgpu: (\d+)M of VRAM memory ready"));
 // c10/core/impl/alloc_cpu.cpp
 static CPU_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
     re(
@@ -68,7 +79,7 @@ static MMAP: LazyLock<Regex> =
 static MMAP_OTHER_ERRNO: LazyLock<Regex> =
     LazyLock::new(|| re(r"unable to mmap .*\((?:[0-9]|1[013-9]|[2-9][0-9]|\d{3,})\)\s*$"));
 // Lookalikes: failures that are not a lack of GPU capacity (research/torch_snapshot.md catalog)
-static NOT_OOM: LazyLock<[(Regex, NotOomKind); 13]> = LazyLock::new(|| {
+static NOT_OOM: LazyLock<[(Regex, NotOomKind); 14]> = LazyLock::new(|| {
     [
         // ggml-vulkan ggml_vk_host_malloc / ggml-cuda ggml_cuda_host_malloc: a pinned host buffer
         // could not be had, and both fall back to ordinary (pageable) memory
@@ -97,6 +108,14 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 13]> = LazyLock::new(|| {
                 r"/dev/shm.*No space left on device|No space left on device.*/dev/shm|insufficient shared memory|Unexpected bus error|Error while creating shared memory segment",
             ),
             NotOomKind::SharedMemory,
+        ),
+        // cudaErrorInvalidValue (1) / cudaErrorInvalidConfiguration (9) /
+        // cudaErrorLaunchOutOfResources (7) as CUDA prints them (added after reading holdout8)
+        (
+            re(
+                r"CUDA error: invalid (?:argument|configuration argument)|cudaErrorInvalid(?:Value|Configuration)|too many resources requested for launch",
+            ),
+            NotOomKind::InvalidArgument,
         ),
         (
             re(r"device-side assert triggered"),
@@ -154,6 +173,9 @@ static NARRATIVE_OOM: LazyLock<Regex> = LazyLock::new(|| {
         r"\bOOM(?:s|ed|ing)?\b|\boom(?:s|ed|ing)?(?:[^-_\w]|$)|\bout-of-memory\b|`(?:torch\.)?(?:cuda\.)?OutOfMemoryError`",
     )
 });
+// "not an OOM", "isn't OOM": a sentence ruling an OOM out (added after reading holdout8)
+static NEGATED_OOM: LazyLock<Regex> =
+    LazyLock::new(|| re(r"(?i)\b(?:not|isn't|is not|no|never)\s+(?:an?\s+)?OOM\b"));
 static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)(?:SIZE\s+)?reserved[- ](?:but[- ])?unallocated|\bfragment(?:s|ed|ation)\b")
 });
@@ -162,7 +184,7 @@ static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
 /// twenty regexes below run at all).
 static ANY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource|compiled|out of resource|resource limit",
+        r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource|compiled|out of resource|resource limit|invalid (?:argument|configuration)|cudaErrorInvalid|too many resources|tegra|jetson|unified",
     )
 });
 
@@ -188,6 +210,19 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         || HOST_DESCRIBED.is_match(line)
     {
         out.push(LogEvent::HostKilled(HostKill::Described));
+    }
+    if let Some(c) = AMDGPU_VRAM.captures(line) {
+        if let Ok(mb) = c
+            .get(1)
+            .or(c.get(2))
+            .map_or("", |m| m.as_str())
+            .parse::<u64>()
+        {
+            out.push(LogEvent::DriverVram { bytes: mb << 20 });
+        }
+    }
+    if UNIFIED.is_match(line) {
+        out.push(LogEvent::UnifiedMemoryDevice);
     }
     if let Some(c) = CPU_ALLOC.captures(line) {
         out.push(LogEvent::HostAllocFailed {
@@ -215,13 +250,16 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         && !line.contains("OOMKilled")
         && !line.contains("OOM killer")
         && !line.contains("out of memory")
+        && !NEGATED_OOM.is_match(line)
     {
         out.push(LogEvent::OomDescribed);
     }
     // PyTorch's OOM text always names fragmentation in its hint (`... try setting
     // max_split_size_mb to avoid fragmentation`, wrapped over two lines in many pastes); only a
     // person's own sentence (or a summary quoting the reserved-but-unallocated figure) counts.
-    if !line.contains("out of memory")
+    // a person's sentence may quote the error it explains ("... `CUDA error: out of memory` ...
+    // the signature of allocator fragmentation"): only PyTorch's own OOM text is excluded
+    if !line.contains("CUDA out of memory. Tried")
         && !line.contains("max_split_size_mb")
         && !line.contains("expandable_segments")
         && !line.contains("is reserved by PyTorch but unallocated")
