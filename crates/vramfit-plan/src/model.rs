@@ -9,9 +9,33 @@ use vramfit_model::resolve::{resolve, ResolveOptions, Resolved};
 use vramfit_model::{layout, quant, GgmlType, WeightSet};
 use vramfit_model::{ModelSpec, TensorDtype};
 
-/// Resolve a model (local path, HF cache, catalog, Hub) with the environment's options.
+/// Resolve a model (local path, HF cache, catalog, Hub) with the environment's options. An
+/// Ollama library name (`qwen3:30b`, `gpt-oss:20b`) is read through Ollama's tag table first,
+/// so that `fit qwen3:30b` plans the model `ollama run qwen3:30b` pulls; an Ollama Cloud name
+/// (`gpt-oss:120b-cloud`) is refused: it runs on Ollama's servers.
 pub fn load(model: &str) -> Result<Resolved, PlanError> {
-    resolve(model, &ResolveOptions::from_env()).map_err(|e| PlanError::Input(e.to_string()))
+    let query = ollama_repo(model)?;
+    resolve(
+        query.as_deref().unwrap_or(model),
+        &ResolveOptions::from_env(),
+    )
+    .map_err(|e| PlanError::Input(e.to_string()))
+}
+
+/// The HF repo behind an Ollama library name: an org-less `NAME:TAG` that is not a file.
+fn ollama_repo(q: &str) -> Result<Option<String>, PlanError> {
+    use vramfit_engine::ollama::tags;
+    let t = q.trim();
+    if t.contains('/') || !t.contains(':') || std::path::Path::new(t).exists() {
+        return Ok(None);
+    }
+    if let Some(m) = tags::cloud_message(t) {
+        return Err(PlanError::Input(m));
+    }
+    Ok(match tags::resolve(t) {
+        Some(tags::OllamaModel::Library { repo, .. }) => Some(repo),
+        _ => None,
+    })
 }
 
 /// The GGUF tensors llama.cpp will load: read from the file, or predicted for the quant name
@@ -260,5 +284,26 @@ impl Model {
             .map(|r| r.hf_arg(quant))
             .unwrap_or_else(|| format!("{}-GGUF:{quant}", self.repo()));
         vec!["-hf".into(), hf]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ollama_names_load_the_model_ollama_pulls() {
+        let id = |q: &str| super::load(q).map(|r| r.spec.id);
+        // before: `qwen3:30b` lost its size tag and planned Qwen3-8B (the alias `qwen3`)
+        assert_eq!(id("qwen3:30b").unwrap(), "Qwen/Qwen3-30B-A3B");
+        assert_eq!(
+            id("qwen3-coder:30b").unwrap(),
+            "Qwen/Qwen3-Coder-30B-A3B-Instruct"
+        );
+        assert_eq!(id("gpt-oss:20b").unwrap(), "openai/gpt-oss-20b");
+        // before: `gpt-oss:120b-cloud` planned gpt-oss-20b on the local GPU
+        let e = id("gpt-oss:120b-cloud").unwrap_err().to_string();
+        assert!(
+            e.contains("Ollama Cloud") && e.contains("'gpt-oss:120b'"),
+            "{e}"
+        );
     }
 }

@@ -126,6 +126,16 @@ pub fn expandable_segments_env() -> BTreeMap<String, String> {
     )])
 }
 
+/// The repo ships Python code the engines must run to load it: every Kimi K2 repo (and its
+/// quantized copies) keeps its tokenizer in `tokenization_kimi.py` (TikToken), so vLLM and SGLang
+/// refuse it without `--trust-remote-code` (MoonshotAI/Kimi-K2 docs/deploy_guidance.md: every
+/// vLLM and SGLang command there passes it).
+pub fn needs_remote_code(model: &str, spec_id: &str) -> bool {
+    [model, spec_id]
+        .iter()
+        .any(|m| m.to_ascii_lowercase().contains("kimi-k2"))
+}
+
 /// Quote one word for a POSIX shell when it needs it.
 pub fn shell_quote(w: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "-_./:=,@%+".contains(c);

@@ -19,15 +19,7 @@ fn dev(j: &Value, i: usize, key: &str) -> f64 {
 #[test]
 fn qwen3_5_27b_on_a_5090_is_refused_for_its_weights() {
     // the operator's case: a 27B BF16 checkpoint (49.9 GiB) on a 32 GB card
-    let (rc, j, err) = check(&[
-        "--json",
-        "--gpu",
-        "RTX 5090",
-        "--",
-        "vllm",
-        "serve",
-        "Qwen/Qwen3.5-27B",
-    ]);
+    let (rc, j, err) = common::check_on("RTX 5090", "vllm serve Qwen/Qwen3.5-27B");
     assert_eq!(rc, 1, "{err}");
     assert_eq!(j["model"]["id"], "Qwen/Qwen3.5-27B");
     assert_eq!(j["verdict"], "does_not_fit");
@@ -42,19 +34,10 @@ fn qwen3_5_27b_on_a_5090_is_refused_for_its_weights() {
 fn qwen3_5_35b_a3b_tp4_matches_the_logged_weights() {
     // vllm-log-022 (vllm#50722): Qwen3.5-35B-A3B BF16, TP4 on 80 GB H100s, utilization 0.85:
     // "16.92 GiB for weight" per GPU, which includes the DFlash drafter the issue runs beside it
-    let (rc, j, err) = check(&[
-        "--json",
-        "--gpu",
+    let (rc, j, err) = common::check_on(
         "4x H100",
-        "--",
-        "vllm",
-        "serve",
-        "Qwen/Qwen3.5-35B-A3B",
-        "-tp",
-        "4",
-        "--gpu-memory-utilization",
-        "0.85",
-    ]);
+        "vllm serve Qwen/Qwen3.5-35B-A3B -tp 4 --gpu-memory-utilization 0.85",
+    );
     assert_eq!(rc, 0, "{err}");
     let w = dev(&j, 0, "weights_bytes") / GIB;
     assert!(
@@ -69,19 +52,10 @@ fn qwen3_5_35b_a3b_tp4_matches_the_logged_weights() {
 
 #[test]
 fn minimax_m2_5_tp4_on_h200s_carries_its_fp8_weights() {
-    let (rc, j, err) = check(&[
-        "--json",
-        "--gpu",
+    let (rc, j, err) = common::check_on(
         "4x H200",
-        "--",
-        "vllm",
-        "serve",
-        "MiniMaxAI/MiniMax-M2.5",
-        "-tp",
-        "4",
-        "--max-model-len",
-        "131072",
-    ]);
+        "vllm serve MiniMaxAI/MiniMax-M2.5 -tp 4 --max-model-len 131072",
+    );
     assert_eq!(rc, 0, "{err}");
     // 62 layers x K and V x 8 KV heads x 128 x 2 bytes (2 heads per rank at TP 4)
     assert_eq!(j["kv_cache"]["bytes_per_token"], 62 * 2 * 8 * 128 * 2);
@@ -123,17 +97,7 @@ fn mla_models_cache_one_latent_per_rank() {
         );
     }
     // Kimi-K2.5: INT4 routed experts, 553 GiB over 8 ranks
-    let (_, j, _) = check(&[
-        "--json",
-        "--gpu",
-        "8x H200",
-        "--",
-        "vllm",
-        "serve",
-        "moonshotai/Kimi-K2.5",
-        "-tp",
-        "8",
-    ]);
+    let (_, j, _) = common::check_on("8x H200", "vllm serve moonshotai/Kimi-K2.5 -tp 8");
     let w = dev(&j, 0, "weights_bytes") / GIB;
     assert!((65.0..75.0).contains(&w), "Kimi-K2.5 per rank {w:.2} GiB");
 }
@@ -141,17 +105,7 @@ fn mla_models_cache_one_latent_per_rank() {
 #[test]
 fn bf16_flagships_that_do_not_fit_say_so() {
     // GLM-4.7 BF16 (355B) needs ~83 GiB per rank at TP 8: more than an H100 holds
-    let (rc, j, err) = check(&[
-        "--json",
-        "--gpu",
-        "8x H100",
-        "--",
-        "vllm",
-        "serve",
-        "zai-org/GLM-4.7",
-        "-tp",
-        "8",
-    ]);
+    let (rc, j, err) = common::check_on("8x H100", "vllm serve zai-org/GLM-4.7 -tp 8");
     assert_eq!(rc, 1, "{err}");
     // 92 layers x K and V x 8 KV heads x 128 x 2 bytes, one KV head on each of the 8 ranks
     assert_eq!(j["kv_cache"]["bytes_per_token"], 92 * 2 * 8 * 128 * 2);
@@ -160,21 +114,10 @@ fn bf16_flagships_that_do_not_fit_say_so() {
 
 #[test]
 fn qwen3_5_gguf_on_a_5090_with_llama_cpp() {
-    let (rc, j, err) = check(&[
-        "--json",
-        "--gpu",
+    let (rc, j, err) = common::check_on(
         "RTX 5090",
-        "--",
-        "llama-server",
-        "-hf",
-        "unsloth/Qwen3.5-35B-A3B-GGUF:Q4_K_M",
-        "-c",
-        "65536",
-        "-ngl",
-        "99",
-        "-fa",
-        "on",
-    ]);
+        "llama-server -hf unsloth/Qwen3.5-35B-A3B-GGUF:Q4_K_M -c 65536 -ngl 99 -fa on",
+    );
     assert_eq!(rc, 0, "{err}");
     assert_eq!(j["model"]["id"], "Qwen/Qwen3.5-35B-A3B");
     // 65536 cells of 10 full-attention layers x 2 x 2 KV heads x 256 x f16, plus the f32

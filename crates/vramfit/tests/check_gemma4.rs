@@ -6,11 +6,7 @@ use serde_json::Value;
 
 mod common;
 
-const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-
-fn check(args: &[&str]) -> (i32, Value, String) {
-    common::check_cli(args)
-}
+use common::GIB;
 
 fn weights_gib(j: &Value) -> f64 {
     j["devices"][0]["weights_bytes"].as_f64().unwrap() / GIB
@@ -18,17 +14,10 @@ fn weights_gib(j: &Value) -> f64 {
 
 #[test]
 fn gemma_4_31b_on_a_4090_under_vllm_is_refused_for_its_weights() {
-    let (rc, j, err) = check(&[
-        "--json",
-        "--gpu",
+    let (rc, j, err) = common::check_on(
         "RTX 4090",
-        "--",
-        "vllm",
-        "serve",
-        "google/gemma-4-31B-it",
-        "--max-model-len",
-        "32768",
-    ]);
+        "vllm serve google/gemma-4-31B-it --max-model-len 32768",
+    );
     assert_eq!(rc, 1, "{err}");
     assert_eq!(j["model"]["id"], "google/gemma-4-31B-it");
     assert_eq!(j["verdict"], "does_not_fit");
@@ -42,17 +31,10 @@ fn gemma_4_31b_on_a_4090_under_vllm_is_refused_for_its_weights() {
 
 #[test]
 fn gemma_4_e4b_fits_a_4090_under_vllm_with_its_shared_layers_uncached() {
-    let (rc, j, err) = check(&[
-        "--json",
-        "--gpu",
+    let (rc, j, err) = common::check_on(
         "RTX 4090",
-        "--",
-        "vllm",
-        "serve",
-        "google/gemma-4-E4B-it",
-        "--max-model-len",
-        "32768",
-    ]);
+        "vllm serve google/gemma-4-E4B-it --max-model-len 32768",
+    );
     assert_eq!(rc, 0, "{err}");
     assert_eq!(j["verdict"], "fits");
     // 4 of the 7 full layers keep a cache (the last 18 layers share): 4 x 2 x 512 x 2 x 2 bytes
@@ -64,17 +46,10 @@ fn gemma_4_e4b_fits_a_4090_under_vllm_with_its_shared_layers_uncached() {
 
 #[test]
 fn gemma_4_26b_a4b_gguf_under_llama_server() {
-    let (rc, j, err) = check(&[
-        "--json",
-        "--gpu",
+    let (rc, j, err) = common::check_on(
         "RTX 4090",
-        "--",
-        "llama-server",
-        "-hf",
-        "unsloth/gemma-4-26B-A4B-it-GGUF:Q4_K_M",
-        "-c",
-        "32768",
-    ]);
+        "llama-server -hf unsloth/gemma-4-26B-A4B-it-GGUF:Q4_K_M -c 32768",
+    );
     assert_eq!(rc, 0, "{err}");
     assert_eq!(j["model"]["id"], "google/gemma-4-26B-A4B-it");
     // full layers: 32768 cells x 5 layers x 2 heads x 512 x (K + V) x 2 bytes = 640 MiB;
@@ -87,41 +62,21 @@ fn gemma_4_26b_a4b_gguf_under_llama_server() {
 
 #[test]
 fn ollama_tags_of_gemma_4_and_qwen3_5_resolve() {
-    let (rc, j, err) = check(&[
-        "--json",
-        "--gpu",
-        "RTX 4090",
-        "--",
-        "ollama",
-        "run",
-        "gemma4:26b",
-    ]);
+    let (rc, j, err) = common::check_on("RTX 4090", "ollama run gemma4:26b");
     assert_eq!(rc, 0, "{err}");
     assert_eq!(j["model"]["id"], "google/gemma-4-26B-A4B-it");
     assert_eq!(j["kv_cache"]["bytes_per_token"], 5 * 2 * 512 * 2 * 2);
 
-    let (rc, j, err) = check(&[
-        "--json", "--gpu", "RTX 4090", "--", "ollama", "run", "gemma4",
-    ]);
+    let (rc, j, err) = common::check_on("RTX 4090", "ollama run gemma4");
     assert_eq!(rc, 0, "{err}");
     assert_eq!(j["model"]["id"], "google/gemma-4-E4B-it");
 
-    let (rc, j, err) = check(&[
-        "--json",
-        "--gpu",
-        "RTX 4090",
-        "--",
-        "ollama",
-        "run",
-        "qwen3.5:27b",
-    ]);
+    let (rc, j, err) = common::check_on("RTX 4090", "ollama run qwen3.5:27b");
     assert!(rc == 0 || rc == 1, "{err}");
     assert_eq!(j["model"]["id"], "Qwen/Qwen3.5-27B");
 
     // the default qwen3.5 tag is a size the catalog lacks: a one-line refusal, exit 2
-    let (rc, _, err) = check(&[
-        "--json", "--gpu", "RTX 4090", "--", "ollama", "run", "qwen3.5",
-    ]);
+    let (rc, _, err) = common::check_on("RTX 4090", "ollama run qwen3.5");
     assert_eq!(rc, 2, "{err}");
     assert!(err.contains("qwen3.5"), "{err}");
 }
@@ -136,25 +91,11 @@ fn gemma_4_12b_cache_matches_the_measured_llama_cpp_sweep() {
         (&["-np", "1", "-c", "16384"][..], 391.0), // G9
         (&["-np", "1", "-c", "4096"][..], 289.0),  // G3
     ] {
-        let mut args = vec![
-            "--json",
-            "--gpu",
-            "RTX 4060 Laptop",
-            "--",
-            "llama-server",
-            "-hf",
-            "google/gemma-4-12B-it",
-            "-c",
-            "8192",
-            "-ctk",
-            "q8_0",
-            "-ctv",
-            "q8_0",
-            "-fa",
-            "on",
-        ];
-        args.extend_from_slice(extra);
-        let (_, j, err) = check(&args);
+        let line = format!(
+            "llama-server -hf google/gemma-4-12B-it -c 8192 -ctk q8_0 -ctv q8_0 -fa on {}",
+            extra.join(" ")
+        );
+        let (_, j, err) = common::check_on("RTX 4060 Laptop", &line);
         let mib = j["kv_cache"]["bytes"]
             .as_f64()
             .unwrap_or_else(|| panic!("{err}"))
@@ -165,25 +106,10 @@ fn gemma_4_12b_cache_matches_the_measured_llama_cpp_sweep() {
         );
     }
     // G5: q4_0 cache, one slot
-    let (_, j, err) = check(&[
-        "--json",
-        "--gpu",
+    let (_, j, err) = common::check_on(
         "RTX 4060 Laptop",
-        "--",
-        "llama-server",
-        "-hf",
-        "google/gemma-4-12B-it",
-        "-c",
-        "8192",
-        "-ctk",
-        "q4_0",
-        "-ctv",
-        "q4_0",
-        "-fa",
-        "on",
-        "-np",
-        "1",
-    ]);
+        "llama-server -hf google/gemma-4-12B-it -c 8192 -ctk q4_0 -ctv q4_0 -fa on -np 1",
+    );
     let mib = j["kv_cache"]["bytes"]
         .as_f64()
         .unwrap_or_else(|| panic!("{err}"))

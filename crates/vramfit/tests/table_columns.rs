@@ -130,3 +130,13 @@ fn several_gpus_per_column_only_for_engines_that_split() {
         "{e}"
     );
 }
+
+/// Operators type `--gpu` as `fit` and `check` take it (an expert question found it refused),
+/// and an Ollama name plans the model Ollama pulls for that tag (`qwen3:30b` had planned
+/// Qwen3-8B: the size tag was read as a GGUF quant and dropped).
+#[test]
+fn gpu_spelled_as_fit_spells_it_and_ollama_names_keep_their_size() {
+    let v = table(&["qwen3:30b", "--gpu", "RTX 4090"]);
+    assert_eq!(v["model"], "Qwen/Qwen3-30B-A3B");
+    assert_eq!(v["gpus"].as_array().unwrap().len(), 1);
+}

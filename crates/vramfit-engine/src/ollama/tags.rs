@@ -50,6 +50,9 @@ pub const TAGS: &[Tag] = &[
     t("qwen3", "14b", "Qwen/Qwen3-14B", "Q4_K_M"),
     t("qwen3", "32b", "Qwen/Qwen3-32B", "Q4_K_M"),
     t("qwen3", "30b-a3b", "Qwen/Qwen3-30B-A3B", "Q4_K_M"),
+    // the July 2025 refresh is its own config (262144 tokens): `ollama pull
+    // qwen3:30b-a3b-instruct-2507` (vramfit's GGUF catalog, gguf_repos.json)
+    t("qwen3", "30b-a3b-instruct-2507", "Qwen/Qwen3-30B-A3B-Instruct-2507", "Q4_K_M"),
     t("qwen3", "30b", "Qwen/Qwen3-30B-A3B", "Q4_K_M"),
     t("qwen3", "235b-a22b", "Qwen/Qwen3-235B-A22B", "Q4_K_M"),
     t("qwen3", "235b", "Qwen/Qwen3-235B-A22B", "Q4_K_M"),
@@ -76,6 +79,12 @@ pub const TAGS: &[Tag] = &[
     t("qwen2.5", "14b", "Qwen/Qwen2.5-14B-Instruct", "Q4_K_M"),
     t("qwen2.5", "32b", "Qwen/Qwen2.5-32B-Instruct", "Q4_K_M"),
     t("qwen2.5", "72b", "Qwen/Qwen2.5-72B-Instruct", "Q4_K_M"),
+    // Qwen3-Coder (ollama.com/library/qwen3-coder: `qwen3-coder:30b` 19 GB is the default,
+    // `qwen3-coder:30b-a3b-q8_0`, `qwen3-coder:480b`; vramfit's GGUF catalog names the first two)
+    t("qwen3-coder", "30b-a3b", "Qwen/Qwen3-Coder-30B-A3B-Instruct", "Q4_K_M"),
+    t("qwen3-coder", "30b", "Qwen/Qwen3-Coder-30B-A3B-Instruct", "Q4_K_M"),
+    t("qwen3-coder", "480b-a35b", "Qwen/Qwen3-Coder-480B-A35B-Instruct", "Q4_K_M"),
+    t("qwen3-coder", "480b", "Qwen/Qwen3-Coder-480B-A35B-Instruct", "Q4_K_M"),
     t("qwen2.5-coder", "7b", "Qwen/Qwen2.5-Coder-7B-Instruct", "Q4_K_M"),
     t("qwen2.5-coder", "32b", "Qwen/Qwen2.5-Coder-32B-Instruct", "Q4_K_M"),
     t("qwq", "32b", "Qwen/QwQ-32B", "Q4_K_M"),
@@ -97,6 +106,8 @@ pub const TAGS: &[Tag] = &[
     t("mistral-nemo", "12b", "mistralai/Mistral-Nemo-Instruct-2407", "Q4_0"),
     t("mistral-small", "24b", "mistralai/Mistral-Small-24B-Instruct-2501", "Q4_K_M"),
     t("mistral-small3.1", "24b", "mistralai/Mistral-Small-3.1-24B-Instruct-2503", "Q4_K_M"),
+    // `ollama pull mistral-small3.2:24b` (vramfit's GGUF catalog, gguf_repos.json)
+    t("mistral-small3.2", "24b", "mistralai/Mistral-Small-3.2-24B-Instruct-2506", "Q4_K_M"),
     t("mixtral", "8x7b", "mistralai/Mixtral-8x7B-Instruct-v0.1", "Q4_0"),
     t("mixtral", "8x22b", "mistralai/Mixtral-8x22B-Instruct-v0.1", "Q4_0"),
     t("phi4", "14b", "microsoft/phi-4", "Q4_K_M"),
@@ -155,9 +166,47 @@ fn quant_in_tag(tag: &str) -> Option<String> {
     })
 }
 
-/// Resolve an Ollama model name; `None` when it is a library name the table does not hold.
+/// An Ollama Cloud name (`gpt-oss:120b-cloud`, `qwen3-coder:480b-cloud`, `glm-4.6:cloud`):
+/// Ollama forwards its requests to ollama.com, so it loads nothing on the local GPU
+/// (ollama.com/cloud: "cloud models ... run on datacenter-grade hardware"; the `-cloud` tags of
+/// the library pages). Returns the local tag of the same model when the name has one
+/// (`gpt-oss:120b-cloud` → `Some("gpt-oss:120b")`), `Some("")` when it has none.
+pub fn cloud_tag(name: &str) -> Option<String> {
+    let n = name.trim();
+    if n.contains(".gguf") || n.starts_with("hf.co/") || n.starts_with("huggingface.co/") {
+        return None;
+    }
+    let n = n.rsplit('/').next().unwrap_or(n);
+    let (base, tag) = n.split_once(':')?;
+    let t = tag.to_ascii_lowercase();
+    if t == "cloud" {
+        return Some(String::new());
+    }
+    let local = t.strip_suffix("-cloud")?;
+    Some(format!("{base}:{local}"))
+}
+
+/// The one-line answer for an Ollama Cloud name: nothing to plan on this GPU.
+pub fn cloud_message(name: &str) -> Option<String> {
+    let local = cloud_tag(name)?;
+    let hint = if local.is_empty() {
+        "pick a local tag of the model (ollama.com/library) to plan it on this GPU".to_string()
+    } else {
+        format!("to run it on this GPU, plan the local tag '{local}' instead")
+    };
+    Some(format!(
+        "'{}' is an Ollama Cloud model: Ollama sends its requests to ollama.com and loads nothing on your GPU, so it takes no local VRAM and there is nothing to plan; {hint}",
+        name.trim()
+    ))
+}
+
+/// Resolve an Ollama model name; `None` when it is a library name the table does not hold, or
+/// an Ollama Cloud name ([`cloud_tag`]), which has no local weights.
 pub fn resolve(name: &str) -> Option<OllamaModel> {
     let n = name.trim();
+    if cloud_tag(n).is_some() {
+        return None;
+    }
     for prefix in ["hf.co/", "huggingface.co/", "https://huggingface.co/"] {
         if let Some(rest) = n.strip_prefix(prefix) {
             return Some(OllamaModel::HfRepo(rest.to_string()));
@@ -232,6 +281,46 @@ mod tests {
         assert_eq!(resolve("qwen3.5"), None);
         assert_eq!(resolve("qwen3.6:latest"), None);
         assert_eq!(resolve("qwen3.5:9b"), None);
+    }
+
+    #[test]
+    fn cloud_tags_are_not_local_models() {
+        assert_eq!(resolve("gpt-oss:120b-cloud"), None);
+        assert_eq!(resolve("qwen3-coder:480b-cloud"), None);
+        assert_eq!(resolve("glm-4.6:cloud"), None);
+        assert_eq!(
+            cloud_tag("gpt-oss:120b-cloud").as_deref(),
+            Some("gpt-oss:120b")
+        );
+        assert_eq!(cloud_tag("glm-4.6:cloud").as_deref(), Some(""));
+        assert_eq!(cloud_tag("gpt-oss:120b"), None);
+        assert_eq!(cloud_tag("hf.co/unsloth/gpt-oss-20b-GGUF:Q4_K_M"), None);
+        let m = cloud_message("gpt-oss:120b-cloud").unwrap();
+        assert!(
+            m.contains("no local VRAM") && m.contains("'gpt-oss:120b'"),
+            "{m}"
+        );
+        // the local tag still resolves
+        assert_eq!(lib("gpt-oss:120b").unwrap().0, "openai/gpt-oss-120b");
+    }
+
+    /// Every Ollama name vramfit's GGUF catalog prints in `fit` (`FROM NAME` in a Modelfile)
+    /// resolves here to the same model and quant, so `check` takes what `fit` prints.
+    #[test]
+    fn every_name_fit_prints_resolves_to_its_model() {
+        for o in &vramfit_model::catalog::gguf_repos::catalog().ollama {
+            let got = lib(&o.name);
+            assert_eq!(
+                got.as_ref().map(|(r, _)| r.to_ascii_lowercase()),
+                Some(o.model.to_ascii_lowercase()),
+                "{} resolves to {got:?}, the GGUF catalog says {}",
+                o.name,
+                o.model
+            );
+            let q = got.unwrap().1;
+            let norm = |s: &str| s.to_ascii_uppercase().replace("MXFP4_MOE", "MXFP4");
+            assert_eq!(norm(&q), norm(&o.quant), "{}", o.name);
+        }
     }
 
     #[test]

@@ -33,6 +33,12 @@ pub struct SglangConfig {
     /// `--page-size` (tokens per KV page; default 1)
     pub page_size: u64,
     pub speculative_algorithm: Option<String>,
+    /// `--attention-backend` (gpt-oss's hybrid sliding-window pool depends on it: [`super::swa`])
+    pub attention_backend: Option<String>,
+    /// `--swa-full-tokens-ratio`; None: 0.8 ([`super::swa::DEFAULT_RATIO`])
+    pub swa_full_tokens_ratio: Option<f64>,
+    /// `--disable-hybrid-swa-memory`
+    pub disable_hybrid_swa_memory: bool,
     /// `CUDA_VISIBLE_DEVICES`
     pub visible_devices: Option<Vec<usize>>,
     /// the release (`--engine-version`); None: the current v0.5.x defaults
@@ -75,6 +81,8 @@ const FLAGS: &[Flag] = &[
     Flag::value("--served-model-name", &[]),
     Flag::value("--tokenizer-path", &[]),
     Flag::value("--attention-backend", &[]),
+    Flag::value("--swa-full-tokens-ratio", &[]),
+    Flag::boolean("--disable-hybrid-swa-memory", &[]),
     Flag::boolean("--disable-radix-cache", &[]),
     Flag::boolean("--enable-torch-compile", &[]),
     Flag::value("--log-level", &[]),
@@ -93,7 +101,6 @@ const UNMODELLED: &[&str] = &[
     "--max-loras-per-batch",
     "--enable-ep-moe",
     "--ep-size",
-    "--swa-full-tokens-ratio",
     "--enable-mixed-chunk",
     "--num-continuous-decode-steps",
     "--enable-memory-saver",
@@ -208,6 +215,21 @@ pub fn parse(cmd: &Command) -> Result<SglangConfig, EngineError> {
         SGLANG_QUANTIZATIONS,
     )?;
     check("SGLang", "--dtype", flags.get("--dtype"), MODEL_DTYPES)?;
+    let swa_full_tokens_ratio = match flags.get("--swa-full-tokens-ratio") {
+        None => None,
+        Some(v) => {
+            let r: f64 = num("--swa-full-tokens-ratio", v, "a ratio such as 0.8")?;
+            // the pool sizes below divide by full + ratio × swa: a ratio must be positive
+            if !(r > 0.0 && r.is_finite()) {
+                return Err(EngineError::bad_value(
+                    "--swa-full-tokens-ratio",
+                    v,
+                    "a positive ratio such as 0.8",
+                ));
+            }
+            Some(r)
+        }
+    };
     Ok(SglangConfig {
         model,
         mem_fraction_static,
@@ -231,6 +253,9 @@ pub fn parse(cmd: &Command) -> Result<SglangConfig, EngineError> {
         dtype: flags.get("--dtype").map(str::to_string),
         page_size: count("--page-size")?.unwrap_or(1).max(1),
         speculative_algorithm: flags.get("--speculative-algorithm").map(str::to_string),
+        attention_backend: flags.get("--attention-backend").map(str::to_string),
+        swa_full_tokens_ratio,
+        disable_hybrid_swa_memory: flags.bool("--disable-hybrid-swa-memory").unwrap_or(false),
         visible_devices,
         version: None,
         sysmem_fallback: false,

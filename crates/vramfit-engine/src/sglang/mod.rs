@@ -17,6 +17,7 @@
 pub mod args;
 pub mod fraction;
 pub mod suggest;
+pub mod swa;
 
 use crate::cmdline::{Command, EngineKind};
 use crate::hardware::{Gpu, Hardware};
@@ -347,9 +348,24 @@ pub fn plan(
         tokens = 0;
         rest_min = 0;
     }
-    tokens = tokens / cfg.page_size * cfg.page_size;
     if let Some(cap) = cfg.max_total_tokens {
         tokens = tokens.min(cap);
+    }
+    tokens = tokens / cfg.page_size * cfg.page_size;
+    // the hybrid sliding-window pool splits the same bytes into two pools (swa.rs)
+    let (full_b, swa_b) = swa::split_cell(spec, ranges[0].clone(), attn_tp, elem);
+    let mut swa_tokens = None;
+    match swa::hybrid_ratio(spec, cfg, gpus.first()) {
+        Some(Ok(r)) if swa_b > 0 && !gpus.is_empty() => {
+            let (f, s) = swa::split_tokens(tokens, full_b, swa_b, r, cfg.page_size);
+            notes.push(format!(
+                "SGLang's hybrid sliding-window pool: {f} tokens for the full-attention layers, {s} for the sliding-window layers (--swa-full-tokens-ratio {r}; model_runner_kv_cache_mixin.py set_num_tokens_hybrid_swa)"
+            ));
+            tokens = f;
+            swa_tokens = Some(s);
+        }
+        Some(Err(why)) => notes.push(format!("sliding-window layers: {why}")),
+        _ => {}
     }
     if !gpus.is_empty() && tokens == 0 {
         problems.push(format!(
@@ -364,9 +380,6 @@ pub fn plan(
         .any(|l| matches!(l.attention, AttentionKind::Recurrent(_)) || l.parallel_ssm.is_some())
     {
         problems.push("recurrent (Mamba / linear-attention) layers: SGLang's state pool is not modelled; the token pool is for the attention layers only".into());
-    }
-    if spec.layers.iter().any(|l| l.attention.window().is_some()) {
-        notes.push("sliding-window layers are counted as full attention (SGLang's hybrid SWA pool, --swa-full-tokens-ratio, is not modelled)".into());
     }
     // scheduler request slots: model_runner.py `max_num_reqs` default, and its int32 token table
     let max_num_reqs = cfg
@@ -414,7 +427,13 @@ pub fn plan(
             total_bytes: g.total_bytes,
             free_bytes: g.free_bytes,
             weights_bytes: stage_bytes[s],
-            kv_cache_bytes: (tokens * cell) as i64,
+            kv_cache_bytes: match swa_tokens {
+                Some(st) => {
+                    let (f, w) = swa::split_cell(spec, ranges[s].clone(), attn_tp, elem);
+                    (tokens * f + st * w) as i64
+                }
+                None => (tokens * cell) as i64,
+            },
             compute_bytes: prof.activation_bytes,
             cuda_graph_bytes: if cfg.disable_cuda_graph {
                 0
@@ -453,7 +472,11 @@ pub fn plan(
             tokens - 1
         ));
     }
-    let cell0 = cell_size(spec, ranges[0].clone(), attn_tp, elem);
+    // per token of the full-attention pool, the sliding-window pool's share included
+    let cell0 = match swa_tokens {
+        Some(st) if tokens > 0 => full_b + swa_b * st / tokens,
+        _ => cell_size(spec, ranges[0].clone(), attn_tp, elem),
+    };
     let kv_total: u64 = devices.iter().map(|d| d.kv_cache_bytes.max(0) as u64).sum();
     let mut suggestions = Vec::new();
     if !fits && tokens == 0 && stage_bytes.iter().any(|&w| w > 0) {

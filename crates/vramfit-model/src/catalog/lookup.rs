@@ -7,8 +7,13 @@
 //!    `ORG/NAME` when ORG is an organisation of the catalog;
 //! 3. the name part (after `ORG/`) against the name part of every repo id, across organisations,
 //!    then against aliases;
-//! 4. last resort: the same with a trailing `-Instruct`, `-it`, `-Chat` (or `-hf`) ignored on both
-//!    sides, because base and tuned checkpoints share the architecture.
+//! 4. the same with a trailing `-Instruct`, `-it`, `-Chat` (or `-hf`) ignored on both
+//!    sides, because base and tuned checkpoints share the architecture;
+//! 5. last resort: the query's words (with a size among them) start one name, or names that
+//!    all extend the shortest (`qwen3-coder-30b` → Qwen3-Coder-30B-A3B-Instruct).
+//!
+//! An org-less `NAME:TAG` (an Ollama name) only loses its tag when the tag is a quant or
+//! `latest`: `qwen3:30b` never falls back to `qwen3` (another size).
 //!
 //! **GPUs** ([`find_gpu`]): names are split into lowercase tokens at non-alphanumerics and at
 //! letter/digit boundaries (`RTX4090` → `rtx 4090`, `A100-80G` → `a 100 80 gb`); vendor words
@@ -75,6 +80,12 @@ pub fn find_model_in<'a>(catalog: &'a [CatalogModel], query: &str) -> Option<&'a
     if let Some(m) = full(q) {
         return Some(m);
     }
+    // an org-less `NAME:TAG` is an Ollama name: its tag is a size (`qwen3:30b`), and dropping
+    // it would answer another size of the family (`qwen3` is Qwen3-8B); only a quant or
+    // `latest` tag may go
+    if !q.contains('/') && q.split_once(':').is_some_and(|(_, t)| !droppable_tag(t)) {
+        return None;
+    }
     let base = strip_gguf(strip_tag(q));
     if let Some(m) = full(base) {
         return Some(m);
@@ -100,7 +111,46 @@ pub fn find_model_in<'a>(catalog: &'a [CatalogModel], query: &str) -> Option<&'a
                 .find(|m| m.aliases.iter().any(|a| eq(norm(name_part(a)), n)))
         })
     };
-    by_name(name, |s| s).or_else(|| by_name(name, strip_tuning_suffix))
+    by_name(name, |s| s)
+        .or_else(|| by_name(name, strip_tuning_suffix))
+        .or_else(|| by_name_prefix(catalog, name))
+}
+
+/// A tag that names no size: a quant (`Q4_K_M`, `iq4_xs`, `f16`, `bf16`, `mxfp4`) or `latest`.
+pub(crate) fn droppable_tag(tag: &str) -> bool {
+    let t = tag.to_ascii_lowercase();
+    let quant = |t: &str| {
+        (t.starts_with('q') || t.starts_with("iq")) && t.chars().any(|c| c.is_ascii_digit())
+            || matches!(t, "f16" | "fp16" | "bf16" | "f32" | "mxfp4" | "mxfp4_moe")
+    };
+    t == "latest" || quant(&t) || t.strip_prefix("ud-").is_some_and(quant)
+}
+
+/// Rule 5: the query's dash-separated words start exactly one catalog name, or several that
+/// all extend the shortest (`qwen3-coder-30b` → Qwen3-Coder-30B-A3B-Instruct; `qwen3-30b` →
+/// Qwen3-30B-A3B, which Qwen3-30B-A3B-Instruct-2507 extends). The query must name a size (a
+/// word with a digit after the first) so that a family name alone (`qwen3`) matches nothing.
+fn by_name_prefix<'a>(catalog: &'a [CatalogModel], name: &str) -> Option<&'a CatalogModel> {
+    let words = |s: &str| -> Vec<String> {
+        s.split(['-', '_', ' '])
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect()
+    };
+    let q = words(name);
+    if q.len() < 2 || !q[1..].iter().any(|w| w.chars().any(|c| c.is_ascii_digit())) {
+        return None;
+    }
+    let mut hits: Vec<(&CatalogModel, Vec<String>)> = catalog
+        .iter()
+        .map(|m| (m, words(m.name())))
+        .filter(|(_, w)| w.len() > q.len() && w[..q.len()] == q[..])
+        .collect();
+    hits.sort_by_key(|(_, w)| w.len());
+    let (first, shortest) = hits.first()?;
+    hits.iter()
+        .all(|(_, w)| w[..shortest.len()] == shortest[..])
+        .then_some(*first)
 }
 
 /// `ORG/NAME-GGUF:Q4_K_M` → `ORG/NAME-GGUF`. Only a tag after the last `/` counts.
@@ -333,6 +383,39 @@ mod tests {
         assert_eq!(strip_gguf("unsloth/Qwen3-8B-GGUF"), "unsloth/Qwen3-8B");
         assert_eq!(strip_tuning_suffix("gemma-2-9b-it"), "gemma-2-9b");
         assert_eq!(strip_tuning_suffix("Qwen3-8B"), "Qwen3-8B");
+    }
+
+    #[test]
+    fn ollama_size_tags_are_never_dropped_to_another_size() {
+        // `qwen3` alone is an alias of Qwen3-8B: `qwen3:30b` must not answer that
+        assert!(find_model("qwen3:9b").is_none());
+        assert!(find_model("gpt-oss:120b-cloud").is_none());
+        assert_eq!(find_model("qwen3:30b").unwrap().id, "Qwen/Qwen3-30B-A3B");
+        assert_eq!(find_model("qwen3:8b").unwrap().id, "Qwen/Qwen3-8B");
+        assert_eq!(find_model("qwen3:latest").unwrap().id, "Qwen/Qwen3-8B");
+        assert_eq!(find_model("Qwen3-8B:Q4_K_M").unwrap().id, "Qwen/Qwen3-8B");
+        assert_eq!(
+            find_model("unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL").unwrap().id,
+            "Qwen/Qwen3-8B"
+        );
+    }
+
+    #[test]
+    fn a_name_that_starts_one_model_finds_it() {
+        let id = |q: &str| find_model(q).map(|m| m.id.as_str());
+        assert_eq!(
+            id("qwen3-coder-30b"),
+            Some("Qwen/Qwen3-Coder-30B-A3B-Instruct")
+        );
+        assert_eq!(
+            id("mistral-small-3.2"),
+            Some("mistralai/Mistral-Small-3.2-24B-Instruct-2506")
+        );
+        assert_eq!(id("qwen3-30b"), Some("Qwen/Qwen3-30B-A3B"));
+        // a family alone, or words that start several unrelated names, find nothing
+        assert_eq!(id("qwen3-coder"), None);
+        assert_eq!(id("gemma-3"), None);
+        assert_eq!(id("deepseek-r1-distill"), None);
     }
 
     #[test]

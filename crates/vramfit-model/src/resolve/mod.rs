@@ -72,6 +72,14 @@ impl ResolveOptions {
 
 /// `ORG/NAME-GGUF:QUANT` → (`ORG/NAME`, Some(QUANT)); `ORG/NAME:QUANT` likewise.
 pub fn split_gguf_repo(query: &str) -> (String, Option<String>, bool) {
+    // an org-less `NAME:SIZE` is an Ollama name (`qwen3:30b`), not a GGUF repo and its quant
+    if !query.contains('/')
+        && query
+            .rsplit_once(':')
+            .is_some_and(|(_, t)| !crate::catalog::lookup::droppable_tag(t))
+    {
+        return (query.to_string(), None, false);
+    }
     let (repo, quant) = match query.rsplit_once(':') {
         Some((r, q)) if !q.contains('/') && !r.is_empty() && !q.is_empty() => {
             (r.to_string(), Some(q.to_string()))

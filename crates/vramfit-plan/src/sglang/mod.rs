@@ -155,6 +155,9 @@ impl<'a> Setup<'a> {
             a.push("--quantization".into());
             a.push(q.into());
         }
+        if crate::plan::needs_remote_code(&self.model, &self.spec.id) {
+            a.push("--trust-remote-code".into());
+        }
         a
     }
 

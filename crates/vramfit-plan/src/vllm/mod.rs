@@ -119,6 +119,9 @@ impl<'a> Setup<'a> {
             a.push("--cpu-offload-gb".into());
             a.push(k.cpu_offload_gib.to_string());
         }
+        if crate::plan::needs_remote_code(&self.model, &self.spec.id) {
+            a.push("--trust-remote-code".into());
+        }
         a
     }
 

@@ -408,6 +408,9 @@ fn check_engine(
         Some(EngineKind::Ollama) => {
             let read = |p: &str| std::fs::read_to_string(p).map_err(|e| e.to_string());
             let cfg = ollama::parse(&cmd, version, &read).map_err(|e| CliError::input(e.to_string()))?;
+            if let Some(m) = ollama::tags::cloud_message(&cfg.model) {
+                return Err(CliError::input(m));
+            }
             let mut r = match ollama::tags::resolve(&cfg.model) {
                 Some(ollama::tags::OllamaModel::Library { repo, quant }) => {
                     let mut r = load(&repo)?;

@@ -19,8 +19,9 @@ pub struct Args {
     #[arg(long, default_value = "llama.cpp")]
     pub engine: String,
     /// GPU columns, comma-separated: a name, or `2x RTX 3090` for several cards (llama.cpp and
-    /// vLLM); default: one per memory class, 8 GB to 192 GB.
-    #[arg(long)]
+    /// vLLM); default: one per memory class, 8 GB to 192 GB. `--gpu` (as `fit` and `check` spell
+    /// it) is the same option.
+    #[arg(long, alias = "gpu")]
     pub gpus: Option<String>,
     /// Quants (rows): GGUF names for llama.cpp and Ollama, BF16/FP8/BNB4 for vLLM, BF16/FP8 for
     /// SGLang, BF16/INT8/NF4 for transformers.

@@ -88,9 +88,25 @@ pub fn planned_hw(p: &Plan, given: &Hardware) -> Hardware {
 /// calibration of its own, in a scratch working directory. Returns the exit code, stdout as JSON
 /// (`Null` when it is not JSON) and stderr.
 pub fn check_cli(args: &[&str]) -> (i32, serde_json::Value, String) {
+    cli("check", args)
+}
+
+/// Bytes in a GiB, for the tests' readings of plan bytes.
+pub const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// `vramfit check --json --gpu GPU -- COMMAND`, the command split at spaces as a shell would
+/// split it (no quoting), through [`check_cli`].
+pub fn check_on(gpu: &str, command: &str) -> (i32, serde_json::Value, String) {
+    let mut a = vec!["--json", "--gpu", gpu, "--"];
+    a.extend(command.split_whitespace());
+    check_cli(&a)
+}
+
+/// `vramfit SUBCOMMAND ARGS` as [`check_cli`] runs `check`.
+pub fn cli(subcommand: &str, args: &[&str]) -> (i32, serde_json::Value, String) {
     let tmp = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_vramfit"))
-        .arg("check")
+        .arg(subcommand)
         .args(args)
         .env("HF_HUB_OFFLINE", "1")
         .env("HF_HOME", tmp.path().join("hf"))
