@@ -90,7 +90,59 @@ pub struct Hardware {
     pub host_ram_bytes: Option<u64>,
 }
 
+/// The GPUs a process sees once `CUDA_VISIBLE_DEVICES` (or HIP's) has picked and ordered them.
+pub struct Visible {
+    pub gpus: Vec<Gpu>,
+    /// a line for the report when the list was read another way than by index
+    pub note: Option<String>,
+    /// a line that makes the verdict fail: the list names GPUs the machine does not have
+    pub problem: Option<String>,
+}
+
 impl Hardware {
+    /// Applies a visible-devices list. A pasted command often keeps `CUDA_VISIBLE_DEVICES=2`
+    /// from a bigger machine while `--gpu` describes only the GPU it runs on: when the list
+    /// names a GPU past the ones described and has exactly as many entries as are described,
+    /// the described GPUs are taken as the visible ones (said in a note); any other list that
+    /// names a missing GPU is a problem, never a silent plan on zero GPUs.
+    pub fn visible(&self, ids: Option<&[usize]>) -> Visible {
+        let Some(ids) = ids else {
+            return Visible {
+                gpus: self.gpus.clone(),
+                note: None,
+                problem: None,
+            };
+        };
+        let n = self.gpus.len();
+        let list = ids
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        if ids.iter().all(|&i| i < n) {
+            return Visible {
+                gpus: ids.iter().map(|&i| self.gpus[i].clone()).collect(),
+                note: None,
+                problem: None,
+            };
+        }
+        if ids.len() == n {
+            return Visible {
+                gpus: self.gpus.clone(),
+                note: Some(format!(
+                    "CUDA_VISIBLE_DEVICES={list} names GPUs past the {n} described: the described GPU(s) are taken as the ones the process sees"
+                )),
+                problem: None,
+            };
+        }
+        Visible {
+            gpus: ids.iter().filter_map(|&i| self.gpus.get(i).cloned()).collect(),
+            note: None,
+            problem: Some(format!(
+                "CUDA_VISIBLE_DEVICES={list} names a GPU past the {n} described: describe the whole machine with --gpu (e.g. \"4x H100\"), or only the GPUs the process sees"
+            )),
+        }
+    }
     /// Unified-memory machines: host RAM and GPU memory are one pool, the machine's memory;
     /// `sysctl iogpu.wired_limit_mb=N` sets what an Apple GPU may use (capped at the pool).
     /// Returns a line for the report for each change.
@@ -178,5 +230,30 @@ mod tests {
             spark.total_bytes,
             find_gpu("DGX Spark").unwrap().memory_bytes
         );
+    }
+
+    #[test]
+    fn a_visible_list_past_the_described_gpus_is_never_a_plan_on_zero_gpus() {
+        let h100 = Gpu::from_catalog(find_gpu("H100").unwrap());
+        let one = Hardware {
+            gpus: vec![h100.clone()],
+            host_ram_bytes: None,
+        };
+        // a pasted `CUDA_VISIBLE_DEVICES=2` with --gpu describing the one GPU it runs on
+        let v = one.visible(Some(&[2]));
+        assert_eq!(v.gpus.len(), 1);
+        assert!(v.problem.is_none() && v.note.unwrap().contains("CUDA_VISIBLE_DEVICES=2"));
+        // two GPUs named, one described: said as a problem that names the list
+        let v = one.visible(Some(&[2, 3]));
+        assert!(v.gpus.is_empty() && v.problem.unwrap().contains("=2,3"));
+        // in range: picked and ordered by index, no note
+        let four = Hardware {
+            gpus: vec![h100.clone(), h100.clone(), h100.clone(), h100],
+            host_ram_bytes: None,
+        };
+        let v = four.visible(Some(&[3, 1]));
+        assert_eq!(v.gpus.len(), 2);
+        assert!(v.note.is_none() && v.problem.is_none());
+        assert_eq!(four.visible(None).gpus.len(), 4);
     }
 }

@@ -279,6 +279,15 @@ fn sglang_held_apart_logs_4() {
     held_apart(include_str!("fixtures/sglang_heldapart4_logs.jsonl"), 3);
 }
 
+/// The fifth held-apart set (`sglang_heldapart5_logs.jsonl`, session 9), scored once on the
+/// merged model of that session: 10/19 comparisons, verdicts 4/5 — the miss was a parsing bug
+/// (`CUDA_VISIBLE_DEVICES=2` with one GPU described planned zero GPUs), fixed after it was seen
+/// (tests/check_visible_devices.rs): 12/19, verdicts 5/5.
+#[test]
+fn sglang_held_apart_logs_5() {
+    held_apart(include_str!("fixtures/sglang_heldapart5_logs.jsonl"), 5);
+}
+
 fn held_apart(text: &str, n: usize) {
     common::offline(&format!(
         "vramfit-cv-sglang-apart-{n}-{}",

@@ -194,13 +194,10 @@ pub struct Launch {
 /// Ollama's choices for this model on this machine, and the llama-server command they make.
 pub fn launch(spec: &ModelSpec, weights: &WeightSet, cfg: &OllamaConfig, hw: &Hardware) -> Launch {
     let mut notes = Vec::new();
-    let visible: Vec<Gpu> = match &cfg.visible_devices {
-        Some(ids) => ids
-            .iter()
-            .filter_map(|&i| hw.gpus.get(i).cloned())
-            .collect(),
-        None => hw.gpus.clone(),
-    };
+    let seen = hw.visible(cfg.visible_devices.as_deref());
+    notes.extend(seen.problem);
+    notes.extend(seen.note);
+    let visible = seen.gpus;
     let tier = default_num_ctx(&visible, cfg.gpu_overhead);
     let num_ctx_auto = cfg.num_ctx.is_none() && cfg.context_length_env.is_none();
     let mut num_ctx = cfg.num_ctx.or(cfg.context_length_env).unwrap_or(tier);

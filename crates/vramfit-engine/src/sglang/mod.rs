@@ -206,14 +206,16 @@ fn model_dtype_bytes(spec: &ModelSpec, cfg: &SglangConfig) -> u64 {
 }
 
 /// The GPUs SGLang's ranks run on, in order.
-fn rank_gpus(cfg: &SglangConfig, hw: &Hardware, problems: &mut Vec<String>) -> Vec<Gpu> {
-    let visible: Vec<Gpu> = match &cfg.visible_devices {
-        Some(ids) => ids
-            .iter()
-            .filter_map(|&i| hw.gpus.get(i).cloned())
-            .collect(),
-        None => hw.gpus.clone(),
-    };
+fn rank_gpus(
+    notes: &mut Vec<String>,
+    cfg: &SglangConfig,
+    hw: &Hardware,
+    problems: &mut Vec<String>,
+) -> Vec<Gpu> {
+    let seen = hw.visible(cfg.visible_devices.as_deref());
+    problems.extend(seen.problem);
+    notes.extend(seen.note);
+    let visible = seen.gpus;
     // --enable-dp-attention runs DP inside the TP group: tp GPUs in all; plain --dp N replicas
     let dp = if cfg.enable_dp_attention {
         1
@@ -249,7 +251,7 @@ pub fn plan(
 ) -> MemoryPlan {
     let mut problems = Vec::new();
     let mut notes = cfg.notes.clone();
-    let gpus = rank_gpus(cfg, hw, &mut problems);
+    let gpus = rank_gpus(&mut notes, cfg, hw, &mut problems);
     let total_mib = gpus.first().map(|g| g.total_bytes as f64 / MIB as f64);
     let defaults = args::gpu_defaults(cfg, total_mib.unwrap_or(0.0));
     // a calibration from this deployment's own log (crate::calibrate): the free memory the ranks

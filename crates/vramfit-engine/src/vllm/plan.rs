@@ -91,14 +91,16 @@ fn is_rocm(name: &str) -> bool {
 }
 
 /// The GPUs the workers run on: `CUDA_VISIBLE_DEVICES` picks and orders them.
-fn worker_gpus(cfg: &VllmConfig, hw: &Hardware, problems: &mut Vec<String>) -> Vec<Gpu> {
-    let visible: Vec<Gpu> = match &cfg.visible_devices {
-        Some(ids) => ids
-            .iter()
-            .filter_map(|&i| hw.gpus.get(i).cloned())
-            .collect(),
-        None => hw.gpus.clone(),
-    };
+fn worker_gpus(
+    notes: &mut Vec<String>,
+    cfg: &VllmConfig,
+    hw: &Hardware,
+    problems: &mut Vec<String>,
+) -> Vec<Gpu> {
+    let seen = hw.visible(cfg.visible_devices.as_deref());
+    problems.extend(seen.problem);
+    notes.extend(seen.note);
+    let visible = seen.gpus;
     let world = cfg.world_size() as usize;
     if visible.len() < world {
         problems.push(format!(
@@ -126,7 +128,7 @@ pub(super) fn evaluate(
     let mut problems = Vec::new();
     let mut notes = cfg.notes.clone();
     let mut settings = Vec::new();
-    let gpus = worker_gpus(cfg, hw, &mut problems);
+    let gpus = worker_gpus(&mut notes, cfg, hw, &mut problems);
     let mut fails = !problems.is_empty();
     let tp = cfg.tensor_parallel_size;
     let pp = cfg.pipeline_parallel_size;
