@@ -99,6 +99,15 @@ pub struct Visible {
     pub problem: Option<String>,
 }
 
+impl Visible {
+    /// The GPUs, with the note and the problem moved into the report's lists.
+    pub fn into_report(self, notes: &mut Vec<String>, problems: &mut Vec<String>) -> Vec<Gpu> {
+        notes.extend(self.note);
+        problems.extend(self.problem);
+        self.gpus
+    }
+}
+
 impl Hardware {
     /// Applies a visible-devices list. A pasted command often keeps `CUDA_VISIBLE_DEVICES=2`
     /// from a bigger machine while `--gpu` describes only the GPU it runs on: when the list

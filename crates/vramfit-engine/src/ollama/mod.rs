@@ -194,10 +194,12 @@ pub struct Launch {
 /// Ollama's choices for this model on this machine, and the llama-server command they make.
 pub fn launch(spec: &ModelSpec, weights: &WeightSet, cfg: &OllamaConfig, hw: &Hardware) -> Launch {
     let mut notes = Vec::new();
-    let seen = hw.visible(cfg.visible_devices.as_deref());
-    notes.extend(seen.problem);
-    notes.extend(seen.note);
-    let visible = seen.gpus;
+    // Ollama's plan has no problem list: a visible-devices problem is reported as a note
+    let mut problems = Vec::new();
+    let visible = hw
+        .visible(cfg.visible_devices.as_deref())
+        .into_report(&mut notes, &mut problems);
+    notes.extend(problems);
     let tier = default_num_ctx(&visible, cfg.gpu_overhead);
     let num_ctx_auto = cfg.num_ctx.is_none() && cfg.context_length_env.is_none();
     let mut num_ctx = cfg.num_ctx.or(cfg.context_length_env).unwrap_or(tier);

@@ -212,10 +212,9 @@ fn rank_gpus(
     hw: &Hardware,
     problems: &mut Vec<String>,
 ) -> Vec<Gpu> {
-    let seen = hw.visible(cfg.visible_devices.as_deref());
-    problems.extend(seen.problem);
-    notes.extend(seen.note);
-    let visible = seen.gpus;
+    let visible = hw
+        .visible(cfg.visible_devices.as_deref())
+        .into_report(notes, problems);
     // --enable-dp-attention runs DP inside the TP group: tp GPUs in all; plain --dp N replicas
     let dp = if cfg.enable_dp_attention {
         1

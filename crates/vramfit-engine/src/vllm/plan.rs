@@ -97,10 +97,9 @@ fn worker_gpus(
     hw: &Hardware,
     problems: &mut Vec<String>,
 ) -> Vec<Gpu> {
-    let seen = hw.visible(cfg.visible_devices.as_deref());
-    problems.extend(seen.problem);
-    notes.extend(seen.note);
-    let visible = seen.gpus;
+    let visible = hw
+        .visible(cfg.visible_devices.as_deref())
+        .into_report(notes, problems);
     let world = cfg.world_size() as usize;
     if visible.len() < world {
         problems.push(format!(
