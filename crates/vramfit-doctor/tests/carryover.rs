@@ -63,7 +63,7 @@ fn chronological_fallback_table() {
         earlier.extend(scored.into_iter().map(|(c, d)| (c.expected, d)));
     }
     println!("all {n}: first sight {first}, table alone {alone}; at the rules' {n_fb} fallbacks: rules {rules_fb}, table {table_fb}");
-    // docs/accuracy.md: the fitted table does not carry over, so the rules keep their fallback;
+    // docs/accuracy-doctor.md: the fitted table does not carry over, so the rules keep their fallback;
     // if it ever does, this fails and the decision must be made again
     assert!(
         table_fb <= rules_fb,
@@ -198,7 +198,7 @@ fn fallback_candidates_chronological() {
             "  {name:<28} {s:?} = {} (wins {wins}, losses {losses})",
             total(s)
         );
-        // docs/accuracy.md: a candidate replaces the rules' fallback only if it wins on more
+        // docs/accuracy-doctor.md: a candidate replaces the rules' fallback only if it wins on more
         // holdouts than it loses and in total; none does, so the rules keep theirs
         assert!(
             !(wins > losses && total(s) > total(&rules)),

@@ -296,7 +296,7 @@ fn cross_validated_accuracy() {
         h7.right,
         h7.total
     );
-    // every labelled report (429), in-sample: the confusion matrix docs/accuracy.md publishes
+    // every labelled report (429), in-sample: the confusion matrix docs/accuracy-doctor.md publishes
     let every: Vec<Case> = kfold_reports()
         .into_iter()
         .chain(held4.iter().cloned())
@@ -528,7 +528,7 @@ fn kfold_165() {
     }
     println!("all  {n:>3} {rules:>6} {with_prior:>22} {low_prior:>24}");
     assert_eq!(n, reports.len());
-    // the decision docs/accuracy.md states: the prior is not used because it does not beat
+    // the decision docs/accuracy-doctor.md states: the prior is not used because it does not beat
     // the rules; if that changes, this fails and the decision must be made again
     assert!(
         with_prior <= rules && low_prior <= rules,
@@ -553,7 +553,7 @@ fn kfold_165() {
 /// `first_sight_misses.tsv`: every report each holdout's first measurement missed (194 of
 /// 347), with the answer of that moment's rules (rebuilt from the commit each holdout was first
 /// scored at; holdout6's from session 6's final rules, holdout7's from session 7's merged
-/// rules, holdout8's from session 8's merged rules, main 4c2f851), the kind of miss and what in the text establishes the label (docs/accuracy.md).
+/// rules, holdout8's from session 8's merged rules, main 4c2f851), the kind of miss and what in the text establishes the label (docs/accuracy-doctor.md).
 #[test]
 fn first_sight_misses_table() {
     let table = cases::FIRST_SIGHT_MISSES;

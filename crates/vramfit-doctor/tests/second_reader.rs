@@ -5,7 +5,7 @@
 //! tool's answer, and could answer "unclear". `fixtures/second_reader.jsonl` keeps both labels,
 //! doctor's answer when sampled and the second reader's reason.
 //!
-//! The figures this prints are the inter-reader agreement docs/accuracy.md publishes; the test
+//! The figures this prints are the inter-reader agreement docs/accuracy-doctor.md publishes; the test
 //! also keeps the fixture honest (every first label still the one in its holdout file).
 //!
 //!     cargo test -p vramfit-doctor --test second_reader -- --nocapture
@@ -107,7 +107,7 @@ fn second_reader_agreement() {
         "doctor today on the {labelled} the second reader labelled: = first reader {now_first}, \
          = second reader {now_second}"
     );
-    // the figures docs/accuracy.md publishes (session 8)
+    // the figures docs/accuracy-doctor.md publishes (session 8)
     let agreed = &by_group["doctor agreed with the first reader"];
     let disagreed = &by_group["doctor disagreed with the first reader"];
     assert_eq!((agreed.n, agreed.unclear, agreed.with_first), (45, 1, 42));

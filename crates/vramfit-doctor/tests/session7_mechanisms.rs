@@ -1,5 +1,5 @@
 //! The mechanisms of session 7, each on the real reports it was read from (tests/fixtures, by
-//! id) and on a variant that must not trigger it. docs/accuracy.md lists, for each, the
+//! id) and on a variant that must not trigger it. docs/accuracy-doctor.md lists, for each, the
 //! reports it changed in every set.
 
 #[path = "support/cases.rs"]

@@ -1,6 +1,6 @@
 //! The mechanisms of session 9, read from holdout8's misses, each on the real reports it was
 //! read from (tests/fixtures, by id) and on a variant that must not trigger it.
-//! docs/accuracy.md lists, for each, the reports it changed in every set.
+//! docs/accuracy-doctor.md lists, for each, the reports it changed in every set.
 
 #[path = "support/cases.rs"]
 mod cases;

@@ -1,6 +1,6 @@
 //! The mechanisms read from first-sight misses whose text held the evidence (session 6): each
 //! on the real report it came from (tests/fixtures, by id) and on a variant that must not
-//! trigger it. docs/accuracy.md lists every first-sight miss and the kind of miss.
+//! trigger it. docs/accuracy-doctor.md lists every first-sight miss and the kind of miss.
 
 use serde_json::Value;
 use vramfit_doctor::{diagnose, render, Cause, Diagnosis};

@@ -310,7 +310,7 @@ fn held_apart(text: &str, n: usize) {
     for (comp, t) in tallies.iter_mut() {
         println!("held-apart {comp:<20} {:>16}", t.show());
     }
-    // first sight on this round's final model (docs/accuracy.md): every verdict right
+    // first sight on this round's final model (docs/accuracy-vllm.md): every verdict right
     let v = tallies.get("verdict").map_or((0, 0), |t| (t.ok, t.n));
     assert_eq!(v.0, v.1, "held-apart SGLang verdicts {}/{}", v.0, v.1);
 }

@@ -90,7 +90,7 @@ fn real_logs_of_catalog_variants_are_predicted_from_the_catalog_alone() {
     assert!(near(weights, 9.44, 0.02), "weights {weights} GiB vs 9.44");
     let tokens = v["kv_cache"]["tokens"].as_f64().unwrap();
     // -3.5 % since the catalog's L4 is CUDA's 22.03 GiB (nvidia-smi's 22.49 had hidden an
-    // activation charge that is too high here; docs/accuracy.md, session 6)
+    // activation charge that is too high here; docs/accuracy-vllm.md, session 6)
     assert!(near(tokens, 59632.0, 0.04), "{tokens} tokens vs 59632");
     // vllm-log-017: the same with --pipeline-parallel-size 2 on two L4: 184,000 tokens
     let mut pp2 = awq.to_vec();

@@ -22,7 +22,7 @@ pub const GATHERED6: &str = include_str!("../fixtures/oom_gathered6.jsonl");
 pub const GATHERED7: &str = include_str!("../fixtures/oom_gathered7.jsonl");
 /// holdout9: sampled systematically in session 9 (fixtures/oom_gathered8_sampling.md); unread.
 pub const GATHERED8: &str = include_str!("../fixtures/oom_gathered8.jsonl");
-/// Every first-sight miss of the holdouts (docs/accuracy.md).
+/// Every first-sight miss of the holdouts (docs/accuracy-doctor.md).
 pub const FIRST_SIGHT_MISSES: &str = include_str!("../fixtures/first_sight_misses.tsv");
 
 /// One report with its established cause.

@@ -2,7 +2,7 @@
 //! established causes of labelled reports, keyed by their [`Basis`]. It was meant for the
 //! decisions the rules make without a mechanism-specific fact (`Basis::fallback`) and is
 //! measured against the rules by k-fold cross-validation (crossval.rs `kfold_rules_vs_prior`).
-//! It did not beat the rules (docs/accuracy.md), so `diagnose` does not use it; it lives with
+//! It did not beat the rules (docs/accuracy-doctor.md), so `diagnose` does not use it; it lives with
 //! the test that measures it.
 //!
 //! Back-off: the most specific key with at least [`MIN_COUNT`] reports decides (phase, family,
