@@ -411,7 +411,7 @@ pub fn plan(
                 expert_parallel: false,
                 sampler: vllm::profile::Sampler::Sorting,
                 nvls: false,
-                charges_context: false,
+                device_wide: None,
                 fixed_capture: None,
             },
         )

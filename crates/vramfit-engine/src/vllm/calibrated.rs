@@ -108,7 +108,7 @@ impl Calibrated {
         let last = lc.pipeline_parallel_size == 1;
         let v2 = super::runner::runner(spec, &lc) == super::runner::Runner::V2
             && super::runner::lean_profile(lc.version);
-        let mut prof_log = profile(
+        let prof_log = profile(
             spec,
             ranges[0].clone(),
             ProfileInputs {
@@ -123,11 +123,10 @@ impl Calibrated {
                 nvls: super::runner::nccl_nvls(&lc, &gpu.name),
                 // the same charges as the plan's profile (plan.rs), so that a calibration
                 // evaluated at the log's own settings gives back the log's pool
-                charges_context: lc.profiles_device_wide(),
+                device_wide: super::profile::device_wide(&lc, gpu),
                 fixed_capture: super::runner::fixed_capture_size(spec, &lc),
             },
         );
-        prof_log.non_torch_bytes += super::profile::others_bytes(&lc, gpu);
         let charged_log = lc.deducts_cuda_graphs() && !v2;
         let requested = m
             .requested_bytes

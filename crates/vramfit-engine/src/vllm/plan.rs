@@ -237,14 +237,13 @@ pub(super) fn evaluate(
                 expert_parallel: cfg.enable_expert_parallel,
                 sampler: super::runner::sampler(spec, cfg),
                 nvls: super::runner::nccl_nvls(cfg, &gpu.name),
-                charges_context: cfg.profiles_device_wide(),
+                device_wide: super::profile::device_wide(cfg, gpu),
                 fixed_capture: super::runner::fixed_capture_size(spec, cfg),
             },
         );
         // gpu_worker.py: the estimate is skipped on ROCm in the v0.21+ code read
         let charges = estimate_charged && !rocm;
         let mut prof = prof;
-        prof.non_torch_bytes += super::profile::others_bytes(cfg, gpu);
         let w = match &calib {
             Some(c) => c.adjust(w, &mut prof, charges),
             None => w,

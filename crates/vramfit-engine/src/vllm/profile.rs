@@ -46,16 +46,13 @@ pub const NVLS_NON_TORCH_BYTES: u64 = 1920 * MIB;
 pub const V1_EARLY_CONTEXT_BYTES: u64 = 256 * MIB;
 
 /// What a device-wide profile ([`super::args::VllmConfig::profiles_device_wide`]) charges
-/// besides vLLM's own memory: what other processes hold on the GPU when vLLM starts (total −
-/// free at start; 0 when the free memory is not known). vllm#11230: on an A40 vGPU at v0.6.4 the
+/// besides vLLM's own memory, `None` for the other releases: what other processes hold on the
+/// GPU when vLLM starts (total − free at start; 0 when the free memory is not known). vllm#11230: on an A40 vGPU at v0.6.4 the
 /// log's `non_torch_memory` is the 4.09 GiB already in use after loading 38.5 GiB of weights, and
 /// the same settings started on v0.6.3, whose profile measured from the free memory at start.
-pub fn others_bytes(cfg: &super::args::VllmConfig, gpu: &crate::hardware::Gpu) -> u64 {
-    if cfg.profiles_device_wide() {
-        gpu.total_bytes.saturating_sub(gpu.free_bytes)
-    } else {
-        0
-    }
+pub fn device_wide(cfg: &super::args::VllmConfig, gpu: &crate::hardware::Gpu) -> Option<u64> {
+    cfg.profiles_device_wide()
+        .then(|| gpu.total_bytes.saturating_sub(gpu.free_bytes))
 }
 
 /// CUDA-graph pool per layer and captured token, as multiples of the layer's per-token buffers:
@@ -138,8 +135,9 @@ pub struct ProfileInputs {
     /// the tensor-parallel all-reduce goes through NCCL's NVLS buffers ([`NVLS_NON_TORCH_BYTES`],
     /// [`super::runner::nccl_nvls`])
     pub nvls: bool,
-    /// V1 before v0.9.0 charges the CUDA context to the budget ([`V1_EARLY_CONTEXT_BYTES`])
-    pub charges_context: bool,
+    /// a device-wide profile ([`device_wide`]): `Some(bytes other processes hold)`, charged with
+    /// the CUDA context ([`V1_EARLY_CONTEXT_BYTES`]); `None`: the baseline-snapshot profile
+    pub device_wide: Option<u64>,
     /// the largest CUDA-graph capture size when it does not follow `max_num_seqs`
     /// ([`super::runner::fixed_capture_size`]); `None`: `min(2 · max_num_seqs, 512)`
     pub fixed_capture: Option<u64>,
@@ -263,11 +261,8 @@ pub fn profile(spec: &ModelSpec, layers: Range<u64>, p: ProfileInputs) -> Profil
     };
     let non_torch = c.non_torch_bytes
         + if p.nvls { c.nvls_non_torch_bytes } else { 0 }
-        + if p.charges_context {
-            V1_EARLY_CONTEXT_BYTES
-        } else {
-            0
-        };
+        + p.device_wide
+            .map_or(0, |others| V1_EARLY_CONTEXT_BYTES + others);
     let cuda_graph_bytes = if p.cuda_graphs {
         // capture sizes [1, 2, 4, 8, 16, ...] up to min(2·max_num_seqs, 512)
         // (vllm/config/compilation.py default max_cudagraph_capture_size) unless fixed
@@ -320,7 +315,7 @@ mod tests {
             expert_parallel: false,
             sampler,
             nvls: false,
-            charges_context: false,
+            device_wide: None,
             fixed_capture: None,
         }
     }

@@ -223,7 +223,7 @@ mod tests {
             expert_parallel: false,
             sampler: Sampler::SortFree,
             nvls: false,
-            charges_context: false,
+            device_wide: None,
             fixed_capture: None,
         };
         let g512 = crate::vllm::profile::profile(&s, 0..n, p).cuda_graph_bytes;
