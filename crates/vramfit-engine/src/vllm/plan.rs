@@ -211,9 +211,9 @@ pub(super) fn evaluate(
                 },
             )
         })
-        .map(|mut l| {
-            l.context_parallel = cfg.decode_context_parallel_size;
-            l
+        .map(|l| KvLayout {
+            context_parallel: cfg.decode_context_parallel_size,
+            ..l
         })
         .collect();
     let runner = super::runner::runner(spec, cfg);
@@ -530,12 +530,10 @@ fn render(
     } else {
         match cfg.version.token_report() {
             TokenReport::ConcurrencyTimesLen => (concurrency * out.max_model_len as f64) as u64,
-            // "Multiplying the GPU KV cache size by the dcp_world_size" (kv_cache_utils.py, from
-            // vLLM PR #23734 to the concurrency × length report, which carries it already)
+            // × dcp: "Multiplying the GPU KV cache size by the dcp_world_size" (PR #23734)
             TokenReport::BlocksPerGroup | TokenReport::BlocksPerLayerGroup => {
-                out.num_blocks / layout.n_groups().max(1)
-                    * layout.block_size
-                    * cfg.decode_context_parallel_size.max(1)
+                let dcp = cfg.decode_context_parallel_size.max(1);
+                out.num_blocks / layout.n_groups().max(1) * layout.block_size * dcp
             }
         }
     };
