@@ -300,3 +300,38 @@ fn not_enough_memory_gets_sglangs_own_flags_and_each_one_starts() {
         "{s:?}"
     );
 }
+
+/// A model with a vision tower gets SGLang's reduction of the default fraction
+/// (`adjust_mem_fraction_for_vlm`): gemma-3-27b's SigLIP tower (27 layers of 1152) takes 0.9097
+/// of it; an explicit `--mem-fraction-static` is left alone.
+#[test]
+fn a_vision_tower_lowers_the_default_fraction() {
+    let m = vramfit_model::catalog::find_model("google/gemma-3-27b-it").unwrap();
+    let spec = spec_from_config(&m.id, &m.config).unwrap();
+    assert_eq!(spec.vision_shape, Some((27, 1152)));
+    let hw = gpus("NVIDIA H100 80GB HBM3", 80 * GIB, 1);
+    let fraction = |p: &vramfit_engine::plan::MemoryPlan| -> f64 {
+        let v = &p
+            .settings
+            .iter()
+            .find(|s| s.0 == "mem_fraction_static")
+            .unwrap()
+            .1;
+        v.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let c = cfg("python3 -m sglang.launch_server --model-path google/gemma-3-27b-it");
+    let p = sglang::plan(&spec, None, &c, &hw);
+    let default = gpu_defaults(&c, (80 * GIB / MIB) as f64).mem_fraction_static;
+    assert!(
+        (fraction(&p) - default * 0.9097363281).abs() < 1e-3,
+        "{}",
+        fraction(&p)
+    );
+    assert!(
+        p.notes.iter().any(|n| n.contains("vision tower")),
+        "{:?}",
+        p.notes
+    );
+    let c = cfg("python3 -m sglang.launch_server --model-path google/gemma-3-27b-it --mem-fraction-static 0.85");
+    assert_eq!(fraction(&sglang::plan(&spec, None, &c, &hw)), 0.85);
+}

@@ -33,9 +33,11 @@ fn gemma_4_31b_splits_its_pool_by_the_ratio() {
     // by hand from config.json: 50 sliding layers × 16 KV heads × (256 + 256) × 2 B = 800 KiB,
     // 10 full layers × 4 KV heads × (512 + 512) × 2 B = 80 KiB: 880 KiB a token in every layer
     assert_eq!(off.kv_cache.bytes_per_token, 880 * 1024);
-    // the hybrid pool: 80 + 0.8 × 800 = 720 KiB per token of the full-layer pool
-    assert_eq!(on.kv_cache.bytes_per_token, 720 * 1024);
-    assert_eq!(on.kv_cache.tokens, off.kv_cache.tokens * 880 / 720);
+    // the hybrid pool: 80 + 0.8 × 800 = 720 KiB per token of the full-layer pool (to the page:
+    // both pools are whole pages, so the split's ratio is 0.8 within a token)
+    let near = |a: u64, b: u64| (a as f64 / b as f64 - 1.0).abs() < 1e-3;
+    assert!(near(on.kv_cache.bytes_per_token, 720 * 1024));
+    assert!(near(on.kv_cache.tokens, off.kv_cache.tokens * 880 / 720));
     // the same bytes, split: never more than the profile gave
     assert!(on.kv_cache.bytes <= off.kv_cache.bytes);
     assert!(on.kv_cache.bytes as f64 > off.kv_cache.bytes as f64 * 0.999);
@@ -49,7 +51,7 @@ fn gemma_4_31b_splits_its_pool_by_the_ratio() {
         "H100",
         None,
     );
-    assert_eq!(r.kv_cache.tokens, off.kv_cache.tokens * 880 / 480);
+    assert!(near(r.kv_cache.tokens, off.kv_cache.tokens * 880 / 480));
 }
 
 #[test]

@@ -187,3 +187,62 @@ fn turing_falls_back_to_v0_on_0_8() {
     let ampere = run(8.6);
     assert!(ampere.devices[0].compute_bytes < turing.devices[0].compute_bytes / 2);
 }
+
+/// Decode context parallel (vLLM PR #23734): each of the `dcp` ranks caches every dcp-th token
+/// of a request, so one request of L tokens needs `cdiv(L, dcp)` tokens of blocks per rank and
+/// the printed "GPU KV cache size" is multiplied by dcp (vllm-project/recipes PR #115, Kimi K2
+/// Thinking on 8x H200 at v0.11.1: the same 46.80 GiB pool reports 715,072 tokens at TP8 and
+/// 5,721,088 at TP8 + DCP8).
+#[test]
+fn decode_context_parallel_multiplies_the_tokens_a_pool_holds() {
+    let mut l = layout(MlaCache::Latent);
+    let plain = l.blocks_per_request(262_144);
+    l.context_parallel = 8;
+    assert_eq!(l.blocks_per_request(262_144) * 8, plain);
+    let spec = spec_from_config("deepseek-ai/DeepSeek-V2-Lite-Chat", &deepseek_v2_lite()).unwrap();
+    let on = |extra: &[&str]| {
+        let mut argv = vec![
+            "vllm",
+            "serve",
+            "deepseek-ai/DeepSeek-V2-Lite-Chat",
+            "-tp",
+            "8",
+        ];
+        argv.extend_from_slice(extra);
+        let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let cfg = vllm::parse(&Command::parse(&argv).unwrap(), Some("0.11.1")).unwrap();
+        let gpu = Gpu {
+            name: "NVIDIA H200".into(),
+            total_bytes: 140 * GIB,
+            free_bytes: 140 * GIB,
+            bandwidth_gbps: None,
+            compute_capability: Some(9.0),
+            unified: false,
+        };
+        let hw = Hardware {
+            gpus: vec![gpu; 8],
+            host_ram_bytes: None,
+        };
+        vllm::plan(&spec, None, &cfg, &hw)
+    };
+    let tp8 = on(&[]);
+    let dcp8 = on(&["--decode-context-parallel-size", "8"]);
+    assert_eq!(tp8.verdict, Verdict::Fits, "{:?}", tp8.problems);
+    assert_eq!(
+        dcp8.devices[0].kv_cache_bytes,
+        tp8.devices[0].kv_cache_bytes
+    );
+    assert_eq!(dcp8.kv_cache.tokens, 8 * tp8.kv_cache.tokens);
+    let ratio = dcp8.kv_cache.max_concurrency / tp8.kv_cache.max_concurrency;
+    assert!((ratio - 8.0).abs() < 0.05, "concurrency ×{ratio}");
+    // the DCP group is carved out of the TP group: a size that does not divide TP is refused
+    let argv: Vec<String> = ["vllm", "serve", "m", "-tp", "8", "-dcp", "3"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let e = vllm::parse(&Command::parse(&argv).unwrap(), Some("0.11.1")).unwrap_err();
+    assert!(
+        e.to_string().contains("--decode-context-parallel-size"),
+        "{e}"
+    );
+}

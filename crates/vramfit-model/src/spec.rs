@@ -247,6 +247,10 @@ pub struct ModelSpec {
     pub n_nextn_layers: u64,
     /// parameters of a vision/audio tower that ships in the same checkpoint, if known
     pub vision_params: u64,
+    /// `vision_config`'s `num_hidden_layers` and `hidden_size` (24 and 1024 where absent, as
+    /// SGLang reads them to size its default memory fraction); `None` without a vision_config
+    #[serde(default)]
+    pub vision_shape: Option<(u64, u64)>,
     /// the rotary-embedding cos/sin tables the model builds (one per distinct RoPE setting)
     #[serde(default)]
     pub rope_tables: Vec<RopeTable>,

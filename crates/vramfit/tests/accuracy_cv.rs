@@ -3,9 +3,9 @@
 //! two CUDA-graph factors, NCCL's NVLS buffers) is judged on logs it was not fitted on. For
 //! each real vLLM case of fixtures/dev_cases.jsonl, fixtures/dev_cases_h2.jsonl,
 //! fixtures/vllm_public_logs.jsonl, fixtures/vllm_heldapart_logs.jsonl,
-//! fixtures/vllm_heldapart2_logs.jsonl, fixtures/vllm_heldapart3_logs.jsonl and
-//! fixtures/vllm_heldapart4_logs.jsonl (held apart in sessions 5 to 8, each scored once, then
-//! joined) the
+//! fixtures/vllm_heldapart2_logs.jsonl, fixtures/vllm_heldapart3_logs.jsonl,
+//! fixtures/vllm_heldapart4_logs.jsonl and fixtures/vllm_heldapart5_logs.jsonl (held apart in
+//! sessions 5 to 9, each scored once, then joined) the
 //! constants are refitted on all the other cases (a grid, scored by the tolerance classes
 //! below) and the left-out case is predicted with them: leave-one-log-out, printed per component
 //! and era beside the in-sample error of the constants in force.
@@ -76,6 +76,8 @@ fn load_cases() -> Vec<Case> {
         include_str!("fixtures/vllm_heldapart3_logs.jsonl"),
         // held apart in session 8 and scored once there (60/68, verdicts 22/23); now joined
         include_str!("fixtures/vllm_heldapart4_logs.jsonl"),
+        // held apart in session 9 and scored once there (41/61, verdicts 19/23); now joined
+        include_str!("fixtures/vllm_heldapart5_logs.jsonl"),
     ] {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
             let c: Value = serde_json::from_str(line).unwrap();

@@ -183,7 +183,15 @@ fn shrink_pool(
         return;
     }
     if let Some(len) = configured_len {
-        if tokens < len {
+        // vLLM's check is one request's blocks against the pool (kv_cache_utils.py
+        // `check_enough_kv_cache_memory`): the concurrency at that length, which for sliding-window
+        // models is not the printed token count over the length; the token count when none is known
+        let short = if plan.kv_cache.max_concurrency > 0.0 {
+            plan.kv_cache.max_concurrency < 1.0
+        } else {
+            tokens < len
+        };
+        if short {
             plan.verdict = Verdict::DoesNotFit;
             plan.problems.push(format!(
                 "with the extras the KV pool holds {tokens} tokens, fewer than the {len} one request may use: the engine stops at start"

@@ -62,9 +62,34 @@ pub fn legacy_default(
     Some(((gpu_mem_mib - reserved) / gpu_mem_mib * 1000.0).round() / 1000.0)
 }
 
+/// SGLang's reduction of its default fraction for a model with a vision tower
+/// (server_args.py `adjust_mem_fraction_for_vlm`, applied to the default only, in the tier rule's
+/// code and the current heuristic's): × 0.95 × clamp(1 − 0.1 × (r − 1), 0.8, 1.05), r = the
+/// tower's layers × width² over ViT-L/14's 24 × 1024². Checked on a Kimi-K2.5 TP8 log on
+/// MI355X (v0.5.8.post1): 0.908 × 0.95 × (1 − 0.1 × 0.4238) = 0.8260405859375, as printed.
+/// SGLang asks its multimodal architecture list; a `vision_config` stands for it here.
+pub fn vlm_factor(vision_shape: Option<(u64, u64)>) -> f64 {
+    let Some((layers, width)) = vision_shape else {
+        return 1.0;
+    };
+    let ratio = (layers as f64 * width as f64 * width as f64) / (24.0 * 1024.0 * 1024.0);
+    0.95 * (1.0 - 0.1 * (ratio - 1.0)).clamp(0.8, 1.05)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn vision_towers_lower_the_default() {
+        // MoonViT of Kimi-K2.5 (27 layers of 1152): the fraction the MI355X log printed
+        let f = 0.908 * vlm_factor(Some((27, 1152)));
+        assert!((f - 0.8260405859375).abs() < 1e-12, "{f}");
+        assert_eq!(vlm_factor(None), 1.0);
+        // a small tower is capped at 1.05 × 0.95; a huge one floored at 0.8 × 0.95
+        assert!((vlm_factor(Some((16, 768))) - 0.9975).abs() < 1e-12);
+        assert!((vlm_factor(Some((64, 4096))) - 0.76).abs() < 1e-12);
+    }
 
     #[test]
     fn by_release() {

@@ -260,6 +260,12 @@ pub fn plan(
         crate::calibrate::registry::find("sglang", &cfg.model, None, g)
             .or_else(|| crate::calibrate::registry::find("sglang", &spec.id, None, g))
     });
+    // the vision tower's reduction of the default (fraction.rs; not in the TP-size rule before
+    // v0.4.7, where it was not checked)
+    let vlm = match cfg.version {
+        Some(v) if v < vllm::Version::new(0, 4, 7) => 1.0,
+        _ => fraction::vlm_factor(spec.vision_shape),
+    };
     let mfs = match (cfg.mem_fraction_static, total_mib) {
         (Some(f), _) => f,
         // the fraction this deployment's own log printed is its release's default on this GPU
@@ -267,10 +273,13 @@ pub fn plan(
             .as_ref()
             .and_then(|c| c.settings.mem_fraction_static)
             .unwrap_or(defaults.mem_fraction_static),
-        (None, Some(_)) => defaults.mem_fraction_static,
+        (None, Some(_)) => defaults.mem_fraction_static * vlm,
         // server_args.py: 0.88 when the GPU memory is unknown
-        (None, None) => 0.88,
+        (None, None) => 0.88 * vlm,
     };
+    if cfg.mem_fraction_static.is_none() && !calib_applies(calib.as_ref(), cfg) && vlm != 1.0 {
+        notes.push(format!("--mem-fraction-static not given: SGLang lowers its default {:.3} by {vlm:.4} for the vision tower (server_args.py adjust_mem_fraction_for_vlm)", mfs / vlm));
+    }
     if cfg.mem_fraction_static.is_none() && calib_applies(calib.as_ref(), cfg) {
         notes.push(format!("--mem-fraction-static not given: {mfs} as the calibration log's run printed it (that release's default on this GPU, unless that run set it)"));
     }

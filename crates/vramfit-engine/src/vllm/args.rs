@@ -47,6 +47,8 @@ pub struct VllmConfig {
     pub tensor_parallel_size: u64,
     pub pipeline_parallel_size: u64,
     pub data_parallel_size: u64,
+    /// `--decode-context-parallel-size`: the TP ranks that split each request's KV by tokens
+    pub decode_context_parallel_size: u64,
     pub enable_expert_parallel: bool,
     pub speculative: Option<Speculative>,
     pub limit_mm_per_prompt: Option<String>,
@@ -106,6 +108,7 @@ const FLAGS: &[Flag] = &[
     Flag::value("--tensor-parallel-size", &["-tp"]),
     Flag::value("--pipeline-parallel-size", &["-pp"]),
     Flag::value("--data-parallel-size", &["-dp"]),
+    Flag::value("--decode-context-parallel-size", &["-dcp"]),
     Flag::boolean("--enable-expert-parallel", &["-ep"]),
     Flag::value("--speculative-config", &["-sc"]),
     Flag::value("--limit-mm-per-prompt", &[]),
@@ -223,6 +226,17 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
     let tensor_parallel_size = parse_count(&flags, "--tensor-parallel-size")?.unwrap_or(1);
     let pipeline_parallel_size = parse_count(&flags, "--pipeline-parallel-size")?.unwrap_or(1);
     let data_parallel_size = parse_count(&flags, "--data-parallel-size")?.unwrap_or(1);
+    let decode_context_parallel_size =
+        parse_count(&flags, "--decode-context-parallel-size")?.unwrap_or(1);
+    if decode_context_parallel_size > 1 && tensor_parallel_size % decode_context_parallel_size != 0
+    {
+        // the decode-context-parallel groups are carved out of the TP group (vLLM PR #23734)
+        return Err(EngineError::bad_value(
+            "--decode-context-parallel-size",
+            &decode_context_parallel_size.to_string(),
+            "a divisor of --tensor-parallel-size",
+        ));
+    }
     if data_parallel_size > 1 {
         notes.push(format!(
             "--data-parallel-size {data_parallel_size}: each replica is planned alone (replicas do not share memory)"
@@ -326,6 +340,7 @@ pub fn parse(cmd: &Command, version: Option<&str>) -> Result<VllmConfig, EngineE
         tensor_parallel_size,
         pipeline_parallel_size,
         data_parallel_size,
+        decode_context_parallel_size,
         enable_expert_parallel: flags.bool("--enable-expert-parallel").unwrap_or(false),
         speculative,
         limit_mm_per_prompt: flags.get("--limit-mm-per-prompt").map(str::to_string),

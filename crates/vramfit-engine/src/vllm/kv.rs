@@ -46,6 +46,10 @@ pub struct KvLayout {
     /// groups by kind: (kind, number of groups)
     pub groups: Vec<(KvKind, u64)>,
     pub max_num_batched_tokens: u64,
+    /// `--decode-context-parallel-size`: each rank of a DCP group caches every n-th token of a
+    /// request, so a full-attention or MLA layer needs `cdiv(max_len, n)` tokens per request
+    /// (kv_cache_interface.py `max_memory_usage_bytes`, vLLM PR #23734); 1 without DCP
+    pub context_parallel: u64,
 }
 
 /// Bytes of one cache element for `--kv-cache-dtype` (`auto`: the model dtype).
@@ -302,6 +306,7 @@ impl KvLayout {
             group_size,
             groups,
             max_num_batched_tokens: inp.max_num_batched_tokens,
+            context_parallel: 1,
         }
     }
 
@@ -328,7 +333,9 @@ impl KvLayout {
     fn blocks_for(&self, kind: KvKind, max_len: u64) -> u64 {
         let b = self.block_size;
         match kind {
-            KvKind::Full | KvKind::Mla => max_len.div_ceil(b),
+            KvKind::Full | KvKind::Mla => {
+                max_len.div_ceil(self.context_parallel.max(1)).div_ceil(b)
+            }
             // SlidingWindowSpec: window − 1 + max_num_batched_tokens tokens, plus one block
             KvKind::Sliding { window } => {
                 let tokens = (window.saturating_sub(1) + self.max_num_batched_tokens).min(max_len);

@@ -211,6 +211,10 @@ pub(super) fn evaluate(
                 },
             )
         })
+        .map(|l| KvLayout {
+            context_parallel: cfg.decode_context_parallel_size,
+            ..l
+        })
         .collect();
     let runner = super::runner::runner(spec, cfg);
     let lean = runner == super::runner::Runner::V2 && super::runner::lean_profile(cfg.version);
@@ -526,8 +530,10 @@ fn render(
     } else {
         match cfg.version.token_report() {
             TokenReport::ConcurrencyTimesLen => (concurrency * out.max_model_len as f64) as u64,
+            // × dcp: "Multiplying the GPU KV cache size by the dcp_world_size" (PR #23734)
             TokenReport::BlocksPerGroup | TokenReport::BlocksPerLayerGroup => {
-                out.num_blocks / layout.n_groups().max(1) * layout.block_size
+                let dcp = cfg.decode_context_parallel_size.max(1);
+                out.num_blocks / layout.n_groups().max(1) * layout.block_size * dcp
             }
         }
     };

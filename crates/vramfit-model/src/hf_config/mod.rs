@@ -339,6 +339,7 @@ pub fn spec_from_config(id: &str, config: &Value) -> Result<ModelSpec, ConfigErr
         quant: quant::quant_config(cfg.outer),
         n_nextn_layers,
         vision_params,
+        vision_shape: vision_shape(cfg.outer),
         rope_tables,
         arch: arch_flags(&cfg, &model_type),
         provenance: Provenance {
@@ -441,6 +442,14 @@ pub(crate) fn is_qwen3_5(mt: &str) -> bool {
         mt,
         "qwen3_5" | "qwen3_5_text" | "qwen3_5_moe" | "qwen3_5_moe_text"
     )
+}
+
+/// `vision_config`'s layers and width with SGLang's fallbacks (`getattr(vision_config,
+/// "num_hidden_layers", 24)`, `"hidden_size", 1024`; server_args.py `adjust_mem_fraction_for_vlm`).
+fn vision_shape(outer: &Value) -> Option<(u64, u64)> {
+    let v = outer.get("vision_config").filter(|v| v.is_object())?;
+    let get = |k: &str, d: u64| v.get(k).and_then(fields::as_u64).unwrap_or(d);
+    Some((get("num_hidden_layers", 24), get("hidden_size", 1024)))
 }
 
 /// Parameters of a vision tower shipped in the same checkpoint, from `vision_config`:

@@ -206,6 +206,7 @@ pub fn example_llama_spec() -> ModelSpec {
         quant: None,
         n_nextn_layers: 0,
         vision_params: 0,
+        vision_shape: None,
         rope_tables: vec![crate::spec::RopeTable {
             positions: 131072,
             rotary_dim: 128,
