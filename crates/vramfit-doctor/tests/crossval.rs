@@ -77,10 +77,10 @@ const HOLDOUT7_FIRST_SIGHT: usize = 23;
 const HOLDOUT7_READ: usize = 39;
 
 /// The first-sight misses (all holdouts) the rules name right today (a guard).
-const MISSES_RIGHT_NOW: usize = 120;
+const MISSES_RIGHT_NOW: usize = 133;
 /// Every labelled report and how many of them the rules name right in-sample (a guard).
 const EVERY_N: usize = 483;
-const EVERY_RIGHT: usize = 385;
+const EVERY_RIGHT: usize = 398;
 
 fn holdout_fold() -> Vec<Case> {
     holdout(1)

@@ -129,7 +129,10 @@ impl Stack {
             | LlamaContextFailed
             | LlamaKvCellsFull
             | OllamaLayoutFailed { .. } => Stack::Ggml,
-            HostAllocFailed { .. } | HostKilled(_) | OllamaSystemMemory { .. } => Stack::Host,
+            HostAllocFailed { .. }
+            | HostKilled(_)
+            | OllamaSystemMemory { .. }
+            | VllmSwapTooLarge { .. } => Stack::Host,
             NcclOom => Stack::Library,
             NotOom(_) => Stack::Lookalike,
             OomDescribed | Described(_) | FragmentationDescribed { .. } => Stack::Described,
