@@ -157,3 +157,18 @@ fn a_vocoder_stage_is_a_forward_pass() {
         .join("\n");
     assert_ne!(cause(&no_stage), Cause::ActivationPeak);
 }
+
+#[test]
+fn the_kernels_enomem_is_the_hosts_ram() {
+    // Python's OSError for ENOMEM, as DataLoader workers and multiprocessing print it on fork
+    let log = "  File \"/usr/lib/python3.10/multiprocessing/popen_fork.py\", line 66, in _launch\n    self.pid = os.fork()\nOSError: [Errno 12] Cannot allocate memory\n";
+    assert_eq!(cause(log), Cause::HostMemory);
+    // another errno is not memory
+    assert_ne!(
+        cause(&log.replace(
+            "[Errno 12] Cannot allocate memory",
+            "[Errno 28] No space left on device"
+        )),
+        Cause::HostMemory
+    );
+}

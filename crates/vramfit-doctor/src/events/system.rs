@@ -76,9 +76,14 @@ static CPU_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 // PyTorch's mmap of a checkpoint (aten/src/ATen/MapAllocator.cpp `unable to mmap N bytes from
-// file <f>: <strerror> (<errno>)`, cut after the size in pastes); std::bad_alloc from C++ loaders
-static MMAP: LazyLock<Regex> =
-    LazyLock::new(|| re(r"unable to mmap (\d+) bytes|std::bad_alloc|(?:^|[^\w.])MemoryError\b"));
+// file <f>: <strerror> (<errno>)`, cut after the size in pastes); std::bad_alloc from C++ loaders;
+// Python's OSError for ENOMEM (`[Errno 12] Cannot allocate memory`: the kernel refused a fork,
+// an mmap or a commit against its limit; added in session 10)
+static MMAP: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"unable to mmap (\d+) bytes|std::bad_alloc|(?:^|[^\w.])MemoryError\b|\[Errno 12\] Cannot allocate memory",
+    )
+});
 // an mmap failure whose errno is not ENOMEM (12) is a file or permission problem, not memory
 static MMAP_OTHER_ERRNO: LazyLock<Regex> =
     LazyLock::new(|| re(r"unable to mmap .*\((?:[0-9]|1[013-9]|[2-9][0-9]|\d{3,})\)\s*$"));
