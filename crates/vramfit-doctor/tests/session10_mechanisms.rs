@@ -172,3 +172,23 @@ fn the_kernels_enomem_is_the_hosts_ram() {
         Cause::HostMemory
     );
 }
+
+#[test]
+fn an_oom_in_the_dataloaders_pin_memory_thread_is_the_hosts_ram() {
+    // as PyTorch prints it (torch/utils/data/_utils/pin_memory.py wraps the exception)
+    let log = "torch.AcceleratorError: Caught AcceleratorError in pin memory thread for device 0.\ntorch.AcceleratorError: CUDA error: out of memory\n";
+    assert_eq!(cause(log), Cause::HostMemory);
+    // the same thread failing with another CUDA error is no lack of memory
+    let other = log.replace("out of memory", "invalid argument");
+    assert_eq!(cause(&other), Cause::NotOom);
+    // and a CUDA OOM outside that thread is the GPU's
+    assert_ne!(
+        cause("RuntimeError: CUDA error: out of memory\n"),
+        Cause::HostMemory
+    );
+    // Rust's io::Error for ENOMEM, as the safetensors loader prints it
+    assert_eq!(
+        cause("safetensors_rust.SafetensorError: Error while deserializing header: Cannot allocate memory (os error 12)"),
+        Cause::HostMemory
+    );
+}

@@ -132,7 +132,8 @@ impl Stack {
             HostAllocFailed { .. }
             | HostKilled(_)
             | OllamaSystemMemory { .. }
-            | VllmSwapTooLarge { .. } => Stack::Host,
+            | VllmSwapTooLarge { .. }
+            | PinnedHostOom => Stack::Host,
             NcclOom => Stack::Library,
             NotOom(_) => Stack::Lookalike,
             OomDescribed | Described(_) | FragmentationDescribed { .. } => Stack::Described,

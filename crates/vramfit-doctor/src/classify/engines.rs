@@ -374,6 +374,12 @@ pub(crate) fn host(ctx: &Context) -> Finding {
             .fix(Fix::flag("--swap-space", fits, format!("{fits} GiB per GPU stays under 0.4 of the host's RAM (0 disables swapping, which only matters for n > 1 / beam search)")))
             .fix(Fix::action("or run on a host (container) with more RAM"));
     }
+    if matches!(e, LogEvent::PinnedHostOom) {
+        return Finding::new(Cause::HostMemory, 0.8, "PyTorch's DataLoader could not pin (page-lock) a batch in host RAM: a CUDA out-of-memory in its pin-memory thread is cudaHostAlloc failing (torch/utils/data/_utils/pin_memory.py), not the GPU.")
+            .fact("the out-of-memory was raised in the DataLoader's pin-memory thread")
+            .fix(Fix::action("DataLoader(pin_memory=False), or fewer workers / a smaller prefetch_factor so fewer pinned batches are held"))
+            .fix(Fix::action("add host RAM; under WSL2 raise its memory limit (.wslconfig), which also bounds pinned memory"));
+    }
     // a bare kill on a unified-memory device (Jetson) with nothing telling that loading was
     // over: the GPU's memory is that RAM, pinned, so the model does not fit the device
     let bare_kill = matches!(

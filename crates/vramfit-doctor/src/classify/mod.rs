@@ -543,6 +543,7 @@ fn rule(ctx: &Context) -> Finding {
         LogEvent::HostAllocFailed { .. }
         | LogEvent::HostKilled(_)
         | LogEvent::VllmSwapTooLarge { .. }
+        | LogEvent::PinnedHostOom
         | LogEvent::OllamaSystemMemory { .. } => engines::host(ctx),
         LogEvent::VllmSwapExhausted => vllm::swap_exhausted(ctx),
         LogEvent::NotOom(NotOomKind::SharedMemory) => engines::shared_memory(),

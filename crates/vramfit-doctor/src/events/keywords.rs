@@ -175,6 +175,7 @@ const KEYWORDS: &[&str] = &[
     "occupies",
     "second process",
     "vocoder",
+    "pin memory thread",
 ];
 
 pub(super) static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

@@ -235,6 +235,10 @@ pub enum LogEvent {
     HostAllocFailed { requested: Option<u64> },
     /// the process was killed for host memory
     HostKilled(HostKill),
+    /// PyTorch's DataLoader could not pin a batch: `Caught ... in pin memory thread for device N`
+    /// (torch/utils/data/_utils/pin_memory.py wraps the exception) followed by a CUDA
+    /// out-of-memory, which there is cudaHostAlloc's page-locked host RAM (added in session 10)
+    PinnedHostOom,
 
     /// vLLM V1: one request of max_model_len does not fit in the KV pool
     VllmKvTooSmall {

@@ -78,10 +78,11 @@ static CPU_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
 // PyTorch's mmap of a checkpoint (aten/src/ATen/MapAllocator.cpp `unable to mmap N bytes from
 // file <f>: <strerror> (<errno>)`, cut after the size in pastes); std::bad_alloc from C++ loaders;
 // Python's OSError for ENOMEM (`[Errno 12] Cannot allocate memory`: the kernel refused a fork,
-// an mmap or a commit against its limit; added in session 10)
+// an mmap or a commit against its limit), and Rust's (`Cannot allocate memory (os error 12)`, as
+// the safetensors loader prints an io::Error; added in session 10)
 static MMAP: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"unable to mmap (\d+) bytes|std::bad_alloc|(?:^|[^\w.])MemoryError\b|\[Errno 12\] Cannot allocate memory",
+        r"unable to mmap (\d+) bytes|std::bad_alloc|(?:^|[^\w.])MemoryError\b|\[Errno 12\] Cannot allocate memory|Cannot allocate memory \(os error 12\)",
     )
 });
 // an mmap failure whose errno is not ENOMEM (12) is a file or permission problem, not memory
@@ -204,7 +205,7 @@ static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
 /// twenty regexes below run at all).
 static ANY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource|compiled|out of resource|resource limit|invalid (?:argument|configuration)|cudaErrorInvalid|too many resources|tegra|jetson|unified|only (?:happens|occurs|fails|crashes)|lack of|not enough|insufficient|memory on the",
+        r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource|compiled|out of resource|resource limit|invalid (?:argument|configuration)|cudaErrorInvalid|too many resources|tegra|jetson|unified|only (?:happens|occurs|fails|crashes)|pin memory thread|lack of|not enough|insufficient|memory on the",
     )
 });
 
@@ -240,6 +241,11 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         {
             out.push(LogEvent::DriverVram { bytes: mb << 20 });
         }
+    }
+    if line.contains("in pin memory thread for device")
+        && super::window(lines, i, 3, 2048).contains("out of memory")
+    {
+        out.push(LogEvent::PinnedHostOom);
     }
     if UNIFIED.is_match(line) {
         out.push(LogEvent::UnifiedMemoryDevice);
