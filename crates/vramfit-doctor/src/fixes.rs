@@ -93,11 +93,13 @@ fn vocabulary(engine: Engine) -> &'static [&'static str] {
             "--cpu-offload-gb",
             "--quantization",
             "--load-format",
+            "--swap-space",
             "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
         ],
         Engine::Sglang => &[
             "--mem-fraction-static",
             "--max-running-requests",
+            "--page-size",
             "--cuda-graph-max-bs",
             "--disable-cuda-graph",
             "--chunked-prefill-size",
@@ -194,6 +196,8 @@ pub fn already_set(f: &Fix, s: &EchoedSettings) -> bool {
         "--max-model-len" | "--context-length" => int(s.max_model_len),
         "--max-num-seqs" => int(s.max_num_seqs),
         "--max-running-requests" => int(s.max_running_requests),
+        "--swap-space" => int(s.swap_space),
+        "--page-size" => int(s.page_size),
         "--max-num-batched-tokens" => int(s.max_num_batched_tokens),
         "--tensor-parallel-size" | "--tp-size" | "--tp" => {
             int(s.tensor_parallel_size) || (s.tensor_parallel_size.is_none() && v == "1")

@@ -71,6 +71,12 @@ pub struct EchoedSettings {
     pub mem_fraction_static: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_running_requests: Option<u64>,
+    /// vLLM's CPU swap space per GPU, GiB (`--swap-space`, `swap_space=`)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap_space: Option<u64>,
+    /// SGLang's KV page size in tokens (`--page-size`)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_size: Option<u64>,
     // llama.cpp / Ollama
     #[serde(skip_serializing_if = "Option::is_none")]
     pub n_ctx: Option<u64>,
@@ -115,6 +121,8 @@ enum Key {
     KvDtype,
     MemFraction,
     MaxRunning,
+    SwapSpace,
+    PageSize,
     NCtx,
     Ngl,
     NBatch,
@@ -147,6 +155,8 @@ const NAMES: &[(&str, Key)] = &[
     ("kv_cache_dtype", Key::KvDtype),
     ("mem_fraction_static", Key::MemFraction),
     ("max_running_requests", Key::MaxRunning),
+    ("swap_space", Key::SwapSpace),
+    ("page_size", Key::PageSize),
     ("n_ctx", Key::NCtx),
     ("n_batch", Key::NBatch),
     ("n_ubatch", Key::NUbatch),
@@ -180,6 +190,8 @@ const FLAGS: &[(&str, Key)] = &[
     ("--kv-cache-dtype", Key::KvDtype),
     ("--mem-fraction-static", Key::MemFraction),
     ("--max-running-requests", Key::MaxRunning),
+    ("--swap-space", Key::SwapSpace),
+    ("--page-size", Key::PageSize),
     ("--ctx-size", Key::NCtx),
     ("-c", Key::NCtx),
     ("--n-gpu-layers", Key::Ngl),
@@ -265,6 +277,8 @@ impl EchoedSettings {
                 self.mem_fraction_static = v.parse().ok().or(self.mem_fraction_static)
             }
             Key::MaxRunning => self.max_running_requests = int(v).or(self.max_running_requests),
+            Key::SwapSpace => self.swap_space = int(v).or(self.swap_space),
+            Key::PageSize => self.page_size = int(v).or(self.page_size),
             Key::NCtx => self.n_ctx = int(v).filter(|n| *n > 0).or(self.n_ctx),
             Key::Ngl => self.n_gpu_layers = v.parse().ok().or(self.n_gpu_layers),
             Key::NBatch => self.n_batch = int(v).or(self.n_batch),

@@ -3,7 +3,7 @@
 //!
 //! - `chronological_fallback_table`: the fallback as a fitted table (which cause per phase x
 //!   engine family x stack x numbers present is most often right), built from the seen fold and
-//!   the holdouts before k, scored on holdout k (k = 3..8), against the rules' own fallback
+//!   the holdouts before k, scored on holdout k (k = 3..9), against the rules' own fallback
 //!   and against each holdout's first-sight score.
 //!
 //! Run with `--nocapture` for the figures; DOCTOR_FEATURES=1 prints one tab-separated line per
@@ -38,7 +38,7 @@ fn chronological_fallback_table() {
     }
     let (mut n_fb, mut rules_fb, mut table_fb, mut first, mut alone, mut n) = (0, 0, 0, 0, 0, 0);
     println!("k  n  first-sight  table-alone  fallbacks  rules@fb  table@fb");
-    for k in 3..=8 {
+    for k in 3..=9 {
         let prior = Prior::fit(earlier.iter().map(|(e, d)| (&d.basis, *e)));
         let cs = holdout(k);
         let scored = diagnosed(&cs);
@@ -81,7 +81,7 @@ fn features() {
         return;
     }
     let mut all = seen_fold();
-    for k in 1..=8 {
+    for k in 1..=9 {
         all.extend(holdout(k));
     }
     let mb = |x: Option<u64>| x.map_or("-".to_string(), |v| format!("{:.0}", v as f64 / 1048576.0));
@@ -114,7 +114,7 @@ fn features() {
 
 /// The fallback itself, chronologically (issue 13): when nothing in the text decides, which
 /// answer carries over? Each candidate is built from the fallback reports of the seen fold and
-/// the holdouts before k, and scored on holdout k's fallback reports (k = 3..8), beside the
+/// the holdouts before k, and scored on holdout k's fallback reports (k = 3..9), beside the
 /// rules' own fallback answer (concurrency for a plain program or a pooled engine, the weights
 /// for llama.cpp, the KV cache for Ollama, ...). Candidates: one constant (the activation
 /// peak); the most frequent earlier label overall; per stack (the message kind); per engine
@@ -166,7 +166,7 @@ fn fallback_candidates_chronological() {
         .collect();
     let mut rules = Vec::new();
     let mut scores = vec![Vec::new(); keys.len()];
-    for k in 3..=8 {
+    for k in 3..=9 {
         let now = fallbacks(&holdout(k));
         rules.push(now.iter().filter(|(e, _, got)| e == got).count());
         for (i, (_, key)) in keys.iter().enumerate() {
@@ -184,7 +184,7 @@ fn fallback_candidates_chronological() {
         earlier.extend(now.into_iter().map(|(e, b, _)| (e, b)));
     }
     let total = |v: &[usize]| v.iter().sum::<usize>();
-    println!("fallback candidates, holdouts 3..8 (right at the rules' fallbacks):");
+    println!("fallback candidates, holdouts 3..9 (right at the rules' fallbacks):");
     println!(
         "  {:<28} {rules:?} = {}",
         "rules' own fallback",

@@ -42,7 +42,11 @@
 //!   (first_sight_misses.tsv) and rules written for the mechanisms whose evidence is in the
 //!   text, so it is now seen; holdout8.rs keeps its first-sight and after-reading guards.
 //!
-//! A ninth holdout must be scored once, on the rules as they stand, before any rule is changed
+//! - holdout9: `oom_gathered8.jsonl` (session 9), the first holdout sampled systematically,
+//!   scored once on that session's merged rules: 38/54. Its 16 misses were read in session 10
+//!   (first_sight_misses.tsv); holdout9.rs keeps its first-sight and after-reading guards.
+//!
+//! A tenth holdout must be scored once, on the rules as they stand, before any rule is changed
 //! for it; that first score is the cross-validated figure (carryover.rs judges mechanisms the
 //! same way).
 //!
@@ -73,10 +77,10 @@ const HOLDOUT7_FIRST_SIGHT: usize = 23;
 const HOLDOUT7_READ: usize = 39;
 
 /// The first-sight misses (all holdouts) the rules name right today (a guard).
-const MISSES_RIGHT_NOW: usize = 120;
+const MISSES_RIGHT_NOW: usize = 133;
 /// Every labelled report and how many of them the rules name right in-sample (a guard).
-const EVERY_N: usize = 429;
-const EVERY_RIGHT: usize = 347;
+const EVERY_N: usize = 483;
+const EVERY_RIGHT: usize = 398;
 
 fn holdout_fold() -> Vec<Case> {
     holdout(1)
@@ -296,7 +300,7 @@ fn cross_validated_accuracy() {
         h7.right,
         h7.total
     );
-    // every labelled report (429), in-sample: the confusion matrix docs/accuracy-doctor.md publishes
+    // every labelled report (483), in-sample: the confusion matrix docs/accuracy-doctor.md publishes
     let every: Vec<Case> = kfold_reports()
         .into_iter()
         .chain(held4.iter().cloned())
@@ -304,6 +308,7 @@ fn cross_validated_accuracy() {
         .chain(held6.iter().cloned())
         .chain(held7.iter().cloned())
         .chain(holdout(8))
+        .chain(holdout(9))
         .collect();
     let e = score("every labelled report (in-sample)", &every, false);
     assert_eq!(every.len(), EVERY_N);
@@ -550,14 +555,14 @@ fn kfold_165() {
     );
 }
 
-/// `first_sight_misses.tsv`: every report each holdout's first measurement missed (194 of
-/// 347), with the answer of that moment's rules (rebuilt from the commit each holdout was first
+/// `first_sight_misses.tsv`: every report each holdout's first measurement missed (210 of
+/// 401), with the answer of that moment's rules (rebuilt from the commit each holdout was first
 /// scored at; holdout6's from session 6's final rules, holdout7's from session 7's merged
-/// rules, holdout8's from session 8's merged rules, main 4c2f851), the kind of miss and what in the text establishes the label (docs/accuracy-doctor.md).
+/// rules, holdout8's from session 8's merged rules, main 4c2f851; holdout9's from session 9's merged rules, main 1757392), the kind of miss and what in the text establishes the label (docs/accuracy-doctor.md).
 #[test]
 fn first_sight_misses_table() {
     let table = cases::FIRST_SIGHT_MISSES;
-    let all: Vec<Case> = (1..=8).flat_map(holdout).collect();
+    let all: Vec<Case> = (1..=9).flat_map(holdout).collect();
     let mut kinds: BTreeMap<(&str, &str), usize> = BTreeMap::new();
     let mut right_now = 0;
     let mut rows = 0;
@@ -576,15 +581,15 @@ fn first_sight_misses_table() {
         right_now += usize::from(diagnose(&c.excerpt).cause == c.expected);
     }
     println!("first-sight misses by fold and kind: {kinds:?}; right today: {right_now}/{rows}");
-    assert_eq!(rows, 194, "153 of 347 right at first sight");
+    assert_eq!(rows, 210, "191 of 401 right at first sight");
     // every holdout's first-sight score follows from the table
     let first: usize = all
         .iter()
         .filter(|c| cases::first_sight(c) == c.expected)
         .count();
-    assert_eq!(first, 153);
+    assert_eq!(first, 191);
     assert!(
         right_now >= MISSES_RIGHT_NOW,
-        "{right_now}/194 first-sight misses right today"
+        "{right_now}/210 first-sight misses right today"
     );
 }

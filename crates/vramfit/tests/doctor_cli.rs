@@ -116,3 +116,128 @@ fn stable_json_keys() {
         }
     }
 }
+
+/// With the command but no GPU known (no --gpu, no size in the log, no NVML), the diagnosis
+/// still stands and says why its fixes were not re-checked (it exited 2 before session 10).
+#[test]
+fn a_command_without_a_known_gpu_still_diagnoses() {
+    let log = "RuntimeError: Decode out of memory. Try to lower your batch size.\nTry to allocate 148 tokens.\nAvaliable tokens: 2048\n";
+    let (code, out, err) = vramfit(
+        &[
+            "doctor",
+            "--json",
+            "-",
+            "--",
+            "python",
+            "-m",
+            "sglang.launch_server",
+            "--model-path",
+            "Qwen/Qwen3-8B",
+            "--page-size",
+            "64",
+        ],
+        Some(log),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["cause"], "kv_cache");
+    let notes = v["recheck"].to_string();
+    // on a machine whose NVML answers, the fixes are re-checked on its GPU instead
+    assert!(
+        notes.contains("not re-checked") || notes.contains("fits"),
+        "{notes}"
+    );
+}
+
+/// A host-RAM cause has no fix check's GPU model can confirm: none is marked as re-checked.
+#[test]
+fn host_memory_fixes_are_not_rechecked_on_the_gpu_model() {
+    let log = "ValueError: Too large swap space. 4.00 GiB out of the 4.30 GiB total CPU memory is allocated for the swap space.\n";
+    let (code, out, err) = vramfit(
+        &[
+            "doctor",
+            "--json",
+            "-",
+            "--gpu",
+            "L4",
+            "--",
+            "vllm",
+            "serve",
+            "Qwen/Qwen3-8B",
+        ],
+        Some(log),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["cause"], "host_memory");
+    assert!(
+        v["recheck"][0].as_str().unwrap().contains("host RAM"),
+        "{v}"
+    );
+    for f in v["fixes"].as_array().unwrap() {
+        if f["flag"].as_str().is_some_and(|s| !s.is_empty()) {
+            assert!(
+                f["checked"].as_str().unwrap().starts_with("not re-checked"),
+                "{f}"
+            );
+        }
+    }
+}
+
+/// vLLM's KV-cache check cut from the paste gives no largest context; with the command and the
+/// card, check's model gives one, re-checked (holdout8's vllm-27508, gpt-oss-120b on an H100).
+#[test]
+fn a_kv_cause_without_a_printed_context_gets_checks_own() {
+    let log = "$ vllm serve openai/gpt-oss-120b --gpu-memory-utilization 0.95 --max-num-batched-tokens 1024\n\
+(EngineCore_DP0 pid=6880) INFO 10-31 15:07:49 [gpu_worker.py:298] Available KV cache memory: 1.71 GiB\n\
+(EngineCore_DP0 pid=6880) ERROR 10-31 15:07:50 [core.py:708]     check_enough_kv_cache_memory(vllm_config, kv_cache_spec_one_worker,\n\
+(EngineCore_DP0 pid=6880) ERROR 10-31 15:07:50 [core.py:708] ValueError: ...\n";
+    let cmd = [
+        "vllm",
+        "serve",
+        "openai/gpt-oss-120b",
+        "--gpu-memory-utilization",
+        "0.95",
+        "--max-num-batched-tokens",
+        "1024",
+    ];
+    let mut args = vec!["doctor", "--json", "-", "--gpu", "H100", "--"];
+    args.extend(cmd);
+    let (code, out, err) = vramfit(&args, Some(log));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["cause"], "kv_cache");
+    let first = &v["fixes"][0];
+    assert_eq!(first["flag"], "--max-model-len", "{v}");
+    assert_eq!(first["checked"], "re-checked: fits");
+    let n: u64 = first["value"].as_str().unwrap().parse().unwrap();
+    assert!((4096..131072).contains(&n), "{n}");
+    // where check's model says the command as given fits (an H200), it has no context to offer
+    let (_, out, _) = vramfit(
+        &[
+            "doctor",
+            "--json",
+            "-",
+            "--gpu",
+            "H200",
+            "--",
+            "vllm",
+            "serve",
+            "openai/gpt-oss-120b",
+        ],
+        Some(log),
+    );
+    let v: Value = serde_json::from_str(&out).expect("JSON");
+    assert!(
+        v["recheck"][0].as_str().unwrap().contains("as given fits"),
+        "{v}"
+    );
+    assert!(
+        v["fixes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["flag"] != "--max-model-len"),
+        "{v}"
+    );
+}

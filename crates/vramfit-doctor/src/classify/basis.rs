@@ -129,7 +129,11 @@ impl Stack {
             | LlamaContextFailed
             | LlamaKvCellsFull
             | OllamaLayoutFailed { .. } => Stack::Ggml,
-            HostAllocFailed { .. } | HostKilled(_) | OllamaSystemMemory { .. } => Stack::Host,
+            HostAllocFailed { .. }
+            | HostKilled(_)
+            | OllamaSystemMemory { .. }
+            | VllmSwapTooLarge { .. }
+            | PinnedHostOom => Stack::Host,
             NcclOom => Stack::Library,
             NotOom(_) => Stack::Lookalike,
             OomDescribed | Described(_) | FragmentationDescribed { .. } => Stack::Described,

@@ -1,7 +1,7 @@
 //! Rules for the engines' own messages other than vLLM's (SGLang, TGI, NCCL, lmdeploy,
 //! transformers), the host, and lookalikes. Each rule names the engine behaviour it rests on.
 
-use vramfit_model::units::fmt_bytes;
+use vramfit_model::units::{fmt_bytes, GIB};
 
 use super::{llama, torch, Cause, Context, Finding};
 use crate::events::{HostKill, LogEvent, NotOomKind, TorchOom};
@@ -287,6 +287,7 @@ pub(crate) fn sglang_tgi(ctx: &Context) -> Finding {
             Finding::new(Cause::Concurrency, 0.85, "SGLang ran out of request slots: more requests were scheduled than its request pool holds.")
                 .fix(Fix::flag("--max-running-requests", n, "fewer requests in flight"))
         }
+        LogEvent::SglangTokenPoolFull { requested, available } => sglang_pool(ctx, *requested, *available),
         LogEvent::SglangCaptureFailed { inner_oom: true } => {
             torch::graphs(ctx, "SGLang's CUDA-graph capture ran out of memory.".to_string(), 0.85, &TorchOom::default())
         }
@@ -309,8 +310,76 @@ pub(crate) fn sglang_tgi(ctx: &Context) -> Finding {
     }
 }
 
+/// SGLang's KV token pool had no free slots for the batch's tokens (schedule_batch.py
+/// alloc_token_slots: the pool was sized at start-up; the scheduler admitted more tokens than it
+/// holds, e.g. with a page size above 1, whose requests each take whole pages, or speculative
+/// draft tokens the decode budget did not reserve).
+fn sglang_pool(ctx: &Context, requested: Option<u64>, available: Option<u64>) -> Finding {
+    let s = ctx.settings;
+    // a person's sentence naming the message comes after it: the numbers are the message's own
+    let numbers = |pick: fn(&LogEvent) -> Option<u64>| ctx.find(pick);
+    let requested = requested.or_else(|| {
+        numbers(|e| match e {
+            LogEvent::SglangTokenPoolFull { requested, .. } => *requested,
+            _ => None,
+        })
+    });
+    let available = available.or_else(|| {
+        numbers(|e| match e {
+            LogEvent::SglangTokenPoolFull { available, .. } => *available,
+            _ => None,
+        })
+    });
+    let asked = match (requested, available) {
+        (Some(r), Some(a)) => format!(" ({r} tokens asked, {a} free)"),
+        (Some(r), None) => format!(" ({r} tokens asked)"),
+        _ => String::new(),
+    };
+    let mut f = Finding::new(Cause::KvCache, 0.75, format!("SGLang's KV token pool had no free slots for this batch{asked}: the scheduler admitted more tokens than the pool sized at start-up holds."))
+        .fact("SGLang's token-pool allocator (alloc_token_slots) failed");
+    if let (Some(r), Some(a)) = (requested, available) {
+        if a >= r {
+            f = f.fact(format!("{a} free slots >= {r} asked: whole pages (--page-size above 1) or draft tokens took more than the tokens counted"));
+        }
+    }
+    if s.page_size.is_some_and(|p| p > 1) {
+        f = f.fix(Fix::flag("--page-size", 1, "token-granular pages: a request no longer rounds up to whole pages the pool does not have"));
+    }
+    f = f.fix(Fix::flag(
+        "--max-running-requests",
+        s.max_running_requests
+            .map_or(64, |n| pow2_floor(n / 2).max(1)),
+        "fewer requests in flight leave the pool headroom",
+    ));
+    match s.mem_fraction_static {
+        Some(m) if m < 0.93 => f.fix(Fix::flag(
+            "--mem-fraction-static",
+            format!("{:.2}", m + 0.03),
+            format!("a larger pool (now {m:.2}), if activations keep their room"),
+        )),
+        _ => f,
+    }
+}
+
 pub(crate) fn host(ctx: &Context) -> Finding {
     let e = &ctx.events[ctx.at].event;
+    // vLLM's own start-up check: the CPU swap space (swap_space GiB per GPU) may take at most
+    // 0.7 of the host's RAM (config.py _verify_cpu_swap_space); a value under its warning line
+    // (0.4) per GPU fits
+    if let LogEvent::VllmSwapTooLarge { swap, total } = e {
+        let tp = ctx.settings.tensor_parallel_size.unwrap_or(1).max(1);
+        let fits = (0.4 * *total as f64 / tp as f64 / GIB as f64).floor() as u64;
+        return Finding::new(Cause::HostMemory, 0.9, format!("vLLM refused to start: its CPU swap space ({}) would take more than 0.7 of the host's {} of RAM (config.py). Host memory, not the GPU, is the limit.", fmt_bytes(*swap), fmt_bytes(*total)))
+            .fact(format!("{} swap > 0.7 x {} host RAM", fmt_bytes(*swap), fmt_bytes(*total)))
+            .fix(Fix::flag("--swap-space", fits, format!("{fits} GiB per GPU stays under 0.4 of the host's RAM (0 disables swapping, which only matters for n > 1 / beam search)")))
+            .fix(Fix::action("or run on a host (container) with more RAM"));
+    }
+    if matches!(e, LogEvent::PinnedHostOom) {
+        return Finding::new(Cause::HostMemory, 0.8, "PyTorch's DataLoader could not pin (page-lock) a batch in host RAM: a CUDA out-of-memory in its pin-memory thread is cudaHostAlloc failing (torch/utils/data/_utils/pin_memory.py), not the GPU.")
+            .fact("the out-of-memory was raised in the DataLoader's pin-memory thread")
+            .fix(Fix::action("DataLoader(pin_memory=False), or fewer workers / a smaller prefetch_factor so fewer pinned batches are held"))
+            .fix(Fix::action("add host RAM; under WSL2 raise its memory limit (.wslconfig), which also bounds pinned memory"));
+    }
     // a bare kill on a unified-memory device (Jetson) with nothing telling that loading was
     // over: the GPU's memory is that RAM, pinned, so the model does not fit the device
     let bare_kill = matches!(
@@ -439,6 +508,7 @@ pub(crate) fn not_oom(kind: NotOomKind) -> Finding {
         NotOomKind::ResourceCount => ("Metal's limit on the number of live buffers was reached (a count, not bytes): MLX keeps freed buffers in its cache, and many small ones exhaust the count while memory is free.", Fix::action("free the buffer cache between requests (mx.clear_cache(), or a cache limit with mx.set_cache_limit) or upgrade mlx/mlx-lm to a release that releases buffers; a smaller model or context does not help")),
         // ROCm/rocm-systems PR 7786: hipMemCreate held one dmabuf fd per handle on ROCm 7.14
         NotOomKind::DescriptorLimit => ("Each virtual-memory allocation handle (hipMemCreate/cuMemCreate) kept a file descriptor, and the process's open-file limit ran out: the runtime reports that as out of memory while the VRAM is free.", Fix::action("raise the open-file limit (ulimit -n 65536, or LimitNOFILE in the service unit) or use a runtime that keeps one descriptor per pool (ROCm with rocm-systems PR 7786); more VRAM does not help")),
+        NotOomKind::DeviceSelection => ("The report says the failure comes only with one device index (the model on a GPU other than cuda:0) or one library version: cuBLAS creates its handle on the current device, and placing a model on cuda:N without making N current fails there whatever memory is free. Which device, not how much memory.", Fix::action("make the wanted card the only visible one (CUDA_VISIBLE_DEVICES=<its index>) and use cuda:0 in the program, or call torch.cuda.set_device(N) before loading; or change the torch version")),
         NotOomKind::InvalidArgument => ("A CUDA call rejected its arguments (invalid argument / invalid configuration): a kernel launched beyond the grid or block limits, or a bad size, at this shape. A bug or a kernel limit, not a lack of memory.", Fix::flag("CUDA_LAUNCH_BLOCKING", 1, "find the failing kernel; then update the engine, or stay below the shape (context, batch) that triggers it")),
         NotOomKind::ProfilingAssertEqual => ("vLLM's profiling assertion fired with identical free memory before and after: a vLLM bug (fixed by PR #33358), not another process and not a lack of memory.", Fix::action("upgrade vLLM to a release with PR #33358")),
     };

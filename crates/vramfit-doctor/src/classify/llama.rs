@@ -35,6 +35,9 @@ pub(crate) fn llama(ctx: &Context) -> Finding {
     if let Some(f) = super::prose::stale_described(ctx, "llama.cpp could not allocate a buffer") {
         return f;
     }
+    if let Some(f) = super::prose::host_described(ctx, "llama.cpp could not allocate a buffer") {
+        return in_engine_words(ctx, f);
+    }
     let f = llama_inner(ctx);
     in_engine_words(ctx, f)
 }

@@ -318,8 +318,13 @@ fn engine_of(detected: Engine, events: &[Located]) -> Engine {
             | VllmWeightsLoaded { .. }
             | VllmInitialUsage { .. }
             | VllmGraphEstimate { .. }
+            | VllmSwapExhausted
+            | VllmSwapTooLarge { .. }
             | WeightsTooLarge => Engine::Vllm,
-            SglangNotEnoughMemory | SglangReqSlots | SglangCaptureFailed { .. } => Engine::Sglang,
+            SglangNotEnoughMemory
+            | SglangReqSlots
+            | SglangCaptureFailed { .. }
+            | SglangTokenPoolFull { .. } => Engine::Sglang,
             TgiPrefillTooLarge { .. } | TgiTotalTokensTooLarge { .. } => Engine::Tgi,
             GgmlAllocFailed { .. }
             | LlamaWeightsAllocFailed { .. }
@@ -537,7 +542,10 @@ fn rule(ctx: &Context) -> Finding {
         LogEvent::OllamaLayoutFailed { num_gpu } => llama::ollama_layout(ctx, *num_gpu),
         LogEvent::HostAllocFailed { .. }
         | LogEvent::HostKilled(_)
+        | LogEvent::VllmSwapTooLarge { .. }
+        | LogEvent::PinnedHostOom
         | LogEvent::OllamaSystemMemory { .. } => engines::host(ctx),
+        LogEvent::VllmSwapExhausted => vllm::swap_exhausted(ctx),
         LogEvent::NotOom(NotOomKind::SharedMemory) => engines::shared_memory(),
         LogEvent::NotOom(k) => engines::not_oom(*k),
         LogEvent::FragmentationDescribed {
@@ -556,6 +564,7 @@ fn rule(ctx: &Context) -> Finding {
         LogEvent::SglangNotEnoughMemory
         | LogEvent::SglangReqSlots
         | LogEvent::SglangCaptureFailed { .. }
+        | LogEvent::SglangTokenPoolFull { .. }
         | LogEvent::TgiPrefillTooLarge { .. }
         | LogEvent::TgiTotalTokensTooLarge { .. } => engines::sglang_tgi(ctx),
         _ => vllm::vllm(ctx),

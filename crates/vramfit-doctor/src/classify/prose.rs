@@ -7,7 +7,7 @@
 use vramfit_model::units::fmt_bytes;
 
 use super::{engines, Cause, Context, Finding};
-use crate::events::{Located, LogEvent, Mechanism, Phase};
+use crate::events::{HostKill, Located, LogEvent, Mechanism, Phase};
 use crate::fixes::{pow2_floor, Fix};
 use crate::settings::{EchoedSettings, Engine};
 
@@ -46,8 +46,8 @@ pub(crate) fn described(ctx: &Context, head: &str) -> Option<Finding> {
 /// models fails): a tenant. Consulted before the ggml rules, whose own arithmetic counts the
 /// device's free memory without saying who took it.
 pub(crate) fn stale_model(ctx: &Context, head: &str) -> Finding {
-    Finding::new(Cause::OtherProcesses, 0.5, format!("{head}; the report says a restart frees it, or that it fails only when switching models: an earlier model's runner (or engine) still held the GPU memory this load needed."))
-        .fact("the report: a restart fixes it / fails only when switching models")
+    Finding::new(Cause::OtherProcesses, 0.5, format!("{head}; the report says a restart frees it, that it fails only when switching models, or that a second process loads another model: an earlier model's runner (or engine) still held the GPU memory this load needed."))
+        .fact("the report: a restart fixes it / fails only when switching models / a second process loads another model")
         .fix(match ctx.engine {
             Engine::Ollama => Fix::flag("OLLAMA_MAX_LOADED_MODELS", 1, "one model resident at a time: the earlier runner is unloaded before the next loads"),
             _ => Fix::action("stop (or unload) the earlier model's process before loading the next one; nvidia-smi lists what still holds the GPU"),
@@ -58,6 +58,26 @@ pub(crate) fn stale_model(ctx: &Context, head: &str) -> Finding {
 pub(crate) fn stale_described(ctx: &Context, head: &str) -> Option<Finding> {
     ctx.find(|e| matches!(e, LogEvent::Described(Mechanism::StaleModel)).then_some(()))?;
     Some(stale_model(ctx, head))
+}
+
+/// A person's sentence that the host's RAM ran short ("my memory on the computer was
+/// insufficient", "killed for lack of host memory"), beside a buffer failure of an engine that
+/// keeps what it does not offload in host RAM (llama.cpp's CPU layers and mmap'd model file):
+/// the host, not the GPU. (Added after reading holdout9.)
+pub(crate) fn host_described(ctx: &Context, head: &str) -> Option<Finding> {
+    ctx.find(|e| matches!(e, LogEvent::HostKilled(HostKill::Described)).then_some(()))?;
+    let f = Finding::new(Cause::HostMemory, 0.5, format!("{head}; the report says the host's RAM ran short: the layers not offloaded to the GPU, and the model file's pages, live in system RAM."))
+        .fact("the report names host RAM as what ran short")
+        .fix(Fix::action("free host RAM (close applications) or add swap / a page file"))
+        .fix(Fix::action("use a smaller quant of the model, so less of it stays in RAM"));
+    Some(match ctx.settings.n_ctx.filter(|c| *c > 2048) {
+        Some(c) => f.fix(Fix::flag(
+            "-c",
+            pow2_floor(c / 2),
+            "a smaller context keeps less KV cache in host RAM",
+        )),
+        None => f,
+    })
 }
 
 /// The KV cache did not fit: fixes in the engine's own words.

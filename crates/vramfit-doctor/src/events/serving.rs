@@ -101,6 +101,28 @@ static SGLANG_NOT_ENOUGH: LazyLock<Regex> =
     LazyLock::new(|| re(r"Not enough memory\. Please try to increase --mem-fraction-static"));
 // sglang/srt/managers/schedule_batch.py
 static SGLANG_SLOTS: LazyLock<Regex> = LazyLock::new(|| re(r"alloc_req_slots runs out of memory"));
+// sglang/srt/managers/schedule_batch.py alloc_token_slots / alloc_paged_token_slots_extend /
+// alloc_paged_token_slots_decode (`{Prefill|Decode} out of memory. Try to lower your batch
+// size.`, then `Try to allocate N tokens.` and the pool's available tokens, misspelt
+// `Avaliable` in some releases); mem_cache/allocation.py in later releases drops the phase word.
+// A frame of those allocators names the pool when the paste cuts the message; a title naming the
+// message counts too (added after reading holdout9)
+static SGLANG_POOL: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"\b(?:Prefill|Decode) out of memory\b|Out of memory\. Try to lower your batch size|\balloc_(?:paged_)?token_slots(?:_extend|_decode)?\(",
+    )
+});
+static SGLANG_POOL_ASKED: LazyLock<Regex> = LazyLock::new(|| re(r"Try to allocate (\d+) tokens"));
+static SGLANG_POOL_FREE: LazyLock<Regex> = LazyLock::new(|| {
+    re(r"(?:Avail?able|Avaliable)(?: full)? tokens:\s*(\d+)|available_size\(\)\s*=\s*(\d+)")
+});
+// vllm/core/scheduler.py _swap_out (V0): preemption by swap found the CPU swap space full
+static VLLM_SWAP_FULL: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Aborted due to the lack of CPU swap space"));
+// vllm/config.py CacheConfig._verify_cpu_swap_space: raised above 0.7 x the host's RAM (the
+// warning "Possibly too large swap space" above 0.4 is not a failure)
+static VLLM_SWAP_TOO_LARGE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"Too large swap space\. SIZE out of the SIZE total CPU memory"));
 // sglang/srt/model_executor/cuda_graph_runner.py
 static SGLANG_CAPTURE: LazyLock<Regex> = LazyLock::new(|| re(r"Capture cuda graph failed"));
 // text-generation-inference server/text_generation_server/models/flash_causal_lm.py warmup
@@ -224,6 +246,12 @@ const PHASE_MARKERS: &[(&str, Phase)] = &[
     ("VAE Decod", Phase::Forward),
     ("VAE decod", Phase::Forward),
     ("vae.decode(", Phase::Forward),
+    // a speech pipeline's vocoder stage (SGLang-Omni's `Stage vocoder`, a `Vocoder input` line):
+    // the decoder network's forward pass over the whole code sequence, as a VAE decode over the
+    // latents (added after reading holdout9)
+    ("Stage vocoder", Phase::Forward),
+    ("Vocoder input", Phase::Forward),
+    ("vocoder.decode(", Phase::Forward),
 ];
 
 /// Read serving-engine events on line `i`.
@@ -360,6 +388,10 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         "Mamba cache blocks",
         "still in use",
         "Available RAM",
+        "out of memory",
+        "Out of memory",
+        "token_slots(",
+        "swap space",
     ];
     if !NEEDS.iter().any(|w| line.contains(w)) {
         return;
@@ -449,6 +481,26 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
     }
     if SGLANG_SLOTS.is_match(line) {
         out.push(LogEvent::SglangReqSlots);
+    }
+    if SGLANG_POOL.is_match(line) {
+        let w = window(lines, i, 4, 2048);
+        let int = |r: &Regex| {
+            r.captures(&w)
+                .and_then(|c| c.get(1).or(c.get(2)))
+                .and_then(|m| m.as_str().parse().ok())
+        };
+        out.push(LogEvent::SglangTokenPoolFull {
+            requested: int(&SGLANG_POOL_ASKED),
+            available: int(&SGLANG_POOL_FREE),
+        });
+    }
+    if VLLM_SWAP_FULL.is_match(line) {
+        out.push(LogEvent::VllmSwapExhausted);
+    }
+    if let Some(c) = VLLM_SWAP_TOO_LARGE.captures(line) {
+        if let (Some(swap), Some(total)) = (parse_log_size(&c[1]), parse_log_size(&c[2])) {
+            out.push(LogEvent::VllmSwapTooLarge { swap, total });
+        }
     }
     if SGLANG_CAPTURE.is_match(line) && line.contains("failed") {
         let w = window(lines, i, 3, 4096);

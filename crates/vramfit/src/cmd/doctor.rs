@@ -83,8 +83,45 @@ pub fn run(args: Args) -> CmdResult {
     let mut d = diagnose_with(&log.text, &EngineModels);
     let mut notes = Vec::new();
     if !args.command.is_empty() {
-        let hw = doctor_recheck::hardware(args.gpu.as_deref(), args.gpu_free.as_deref(), &d)?;
-        notes = doctor_recheck::recheck(&mut d, &args.command, &hw, args.engine_version.as_deref());
+        use vramfit_doctor::Cause;
+        // `check` models GPU memory: a host-RAM cause or a lookalike has no fix it can confirm
+        let outside = match d.cause {
+            Cause::HostMemory => Some("the cause is host RAM, and check models GPU memory"),
+            Cause::NotOom => Some("the failure is not a lack of memory"),
+            _ => None,
+        };
+        match outside {
+            Some(why) => {
+                for f in d.fixes.iter_mut().filter(|f| !f.flag.is_empty()) {
+                    f.checked = Some(format!("not re-checked: {why}"));
+                }
+                notes.push(format!("fixes not re-checked: {why}"));
+            }
+            // an explicit --gpu that cannot be read is bad input (exit 2); no GPU known at all
+            // (none given, none in the log, no NVML) leaves the diagnosis standing, unchecked
+            None => {
+                match doctor_recheck::hardware(args.gpu.as_deref(), args.gpu_free.as_deref(), &d) {
+                    Ok(hw) => {
+                        notes = doctor_recheck::recheck(
+                            &mut d,
+                            &args.command,
+                            &hw,
+                            args.engine_version.as_deref(),
+                        )
+                    }
+                    Err(e) if args.gpu.is_some() => return Err(e),
+                    Err(e) => {
+                        for f in d.fixes.iter_mut().filter(|f| !f.flag.is_empty()) {
+                            f.checked = Some("not re-checked: no GPU known (pass --gpu)".into());
+                        }
+                        notes.push(format!(
+                            "fixes not re-checked: {}",
+                            e.to_string().trim_start_matches("vramfit: ")
+                        ));
+                    }
+                }
+            }
+        }
     } else if args.gpu.is_some() {
         notes.push("fixes not re-checked: paste the serving command after `--` (vramfit doctor LOG --gpu ... -- vllm serve ...)".to_string());
     }

@@ -3,7 +3,7 @@
 //! else the total the log printed, else NVML) before it is printed. A fix the model says
 //! does not fit is kept but marked, and moved after the ones that fit.
 
-use vramfit_doctor::{Diagnosis, Fix};
+use vramfit_doctor::{Cause, Diagnosis, Engine, Fix};
 use vramfit_engine::{Gpu, Hardware, Verdict};
 use vramfit_model::units::fmt_bytes;
 
@@ -128,8 +128,10 @@ pub fn recheck(
     version: Option<&str>,
 ) -> Vec<String> {
     let mut notes = Vec::new();
+    let mut base_fits = false;
     let model_len = match check::check(command, hw, version) {
         Ok(plan) if plan.verdict == Verdict::Fits => {
+            base_fits = true;
             notes.push(format!(
                 "check's model says the command as given fits on {}: the failure is outside what it models (other processes, fragmentation, a bug), or the GPU differs",
                 describe(hw)
@@ -145,6 +147,9 @@ pub fn recheck(
         }
         Err(e) => {
             notes.push(format!("fixes not re-checked: {e}"));
+            for f in d.fixes.iter_mut().filter(|f| !f.flag.is_empty()) {
+                f.checked = Some("not re-checked: check could not read the command".into());
+            }
             return notes;
         }
     };
@@ -156,6 +161,10 @@ pub fn recheck(
             continue;
         };
         f.checked = Some(match check::check(&edited, hw, version) {
+            // the command as given fits by check's model too: "fits" confirms nothing
+            Ok(plan) if plan.verdict == Verdict::Fits && base_fits => {
+                "re-checked: fits, as the command as given does (check's model does not see this failure)".to_string()
+            }
             Ok(plan) if plan.verdict == Verdict::Fits => "re-checked: fits".to_string(),
             Ok(plan) => {
                 let why = plan.problems.first().cloned().unwrap_or_default();
@@ -188,6 +197,11 @@ pub fn recheck(
             Err(e) => format!("not re-checked: {e}"),
         });
     }
+    // a KV-cache cause whose log did not print the largest context (vLLM's message cut, a
+    // server's bare pool error): check's model gives it for this command and GPU
+    if let Some(f) = context_from_model(d, command, hw, version, model_len, base_fits) {
+        d.fixes.insert(0, f);
+    }
     // fixes that fit first, then the rest in their order
     d.fixes.sort_by_key(|f| match f.checked.as_deref() {
         Some(c) if c.starts_with("re-checked: fits") => 0,
@@ -195,6 +209,44 @@ pub fn recheck(
         _ => 1,
     });
     notes
+}
+
+/// The context flag of the engine the log names, set to check's largest fitting context, when
+/// the cause is the KV cache, the command as given does not fit, no context fix has a value,
+/// and the command with it fits by check's model.
+fn context_from_model(
+    d: &Diagnosis,
+    command: &[String],
+    hw: &Hardware,
+    version: Option<&str>,
+    model_len: u64,
+    base_fits: bool,
+) -> Option<Fix> {
+    let flag = match d.engine {
+        Engine::Vllm => "--max-model-len",
+        Engine::Sglang => "--context-length",
+        Engine::LlamaCpp => "-c",
+        _ => return None,
+    };
+    let has = d.fixes.iter().any(|f| f.flag == flag);
+    if d.cause != Cause::KvCache || base_fits || has || model_len < 256 {
+        return None;
+    }
+    let mut f = Fix::flag(
+        flag,
+        model_len,
+        format!(
+            "the largest context check's engine model fits on {}",
+            describe(hw)
+        ),
+    );
+    let fits = apply(command, &f)
+        .and_then(|e| check::check(&e, hw, version).ok())
+        .is_some_and(|p| p.verdict == Verdict::Fits);
+    fits.then(|| {
+        f.checked = Some("re-checked: fits".into());
+        f
+    })
 }
 
 fn describe(hw: &Hardware) -> String {
