@@ -211,10 +211,9 @@ pub fn report(res: &FitResult, hw: &Hardware, o: &Options) -> String {
     let _ = writeln!(out, "{} on {}", res.model, gpu_summary(hw));
     match o.source {
         GpuSource::GivenIdle => {
-            let _ = writeln!(
-                out,
-                "assumed: an idle headless GPU (all memory free); on a desktop or a shared GPU give --gpu-free with nvidia-smi's free MiB"
-            );
+            if let Some(line) = super::idle_assumption(hw) {
+                let _ = writeln!(out, "{line}");
+            }
         }
         GpuSource::Nvml => {
             let _ = writeln!(out, "free memory: NVML's live reading");
