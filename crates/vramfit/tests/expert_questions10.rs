@@ -85,3 +85,45 @@ fn idle_assumption_names_the_machines_own_tool() {
     let (_, out) = human(&["fit", "Qwen/Qwen3-8B", "--gpu", "RTX 4090"]);
     assert!(out.contains("nvidia-smi"), "{out}");
 }
+
+/// Qwen3-235B on an MI300X: IQ4_XS and Q4_K_M both rate "good" and both reach the model's 256k.
+/// IQ4_XS ranked first as the smaller, faster file; an operator runs Q4_K_M (the common
+/// default; i-quants decode slower on Metal, the CPU and AMD). The K-quant now ranks first and
+/// the i-quant's plan says why.
+#[test]
+fn k_quant_ranks_before_an_i_quant_of_the_same_tier_and_context() {
+    let (code, v, err) = cli(
+        "fit",
+        &[
+            "Qwen/Qwen3-235B-A22B-Instruct-2507",
+            "--gpu",
+            "MI300X",
+            "--engine",
+            "llama.cpp",
+            "--ram",
+            "256GiB",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let plans = v["plans"].as_array().unwrap();
+    let formats: Vec<&str> = plans
+        .iter()
+        .map(|p| p["weight_format"].as_str().unwrap())
+        .collect();
+    let k = formats.iter().position(|f| *f == "Q4_K_M").unwrap();
+    let i = formats.iter().position(|f| *f == "IQ4_XS").unwrap();
+    assert!(k < i, "{formats:?}");
+    assert_eq!(plans[k]["max_model_len"], plans[i]["max_model_len"]);
+    let why = plans[i]["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["knob"] == "quant")
+        .unwrap()["why"]
+        .to_string();
+    assert!(
+        why.contains("i-quant") && why.contains("common default"),
+        "{why}"
+    );
+}

@@ -332,9 +332,14 @@ impl<'a> Setup<'a> {
                 knob: "quant".into(),
                 value: self.quant.clone(),
                 why: format!(
-                    "{:.2} bits per weight, {} of GGUF tensors",
+                    "{:.2} bits per weight, {} of GGUF tensors{}",
                     self.weights.total_bytes() as f64 * 8.0 / self.weights.total_elems().max(1) as f64,
-                    fmt_bytes(self.weights.total_bytes())
+                    fmt_bytes(self.weights.total_bytes()),
+                    if self.quant.starts_with("IQ") {
+                        "; an i-quant: ranked after a K-quant of the same quality tier and context (Q4_K_M is the common default; i-quants decode slower on Metal, on the CPU and on AMD)"
+                    } else {
+                        ""
+                    }
                 ),
             },
             Setting {
