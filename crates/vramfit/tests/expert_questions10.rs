@@ -4,19 +4,9 @@
 mod common;
 use common::cli;
 
-/// `vramfit ARGS` through the real binary, offline, as the human report: exit code and stdout.
+/// `vramfit ARGS` as the human report: exit code and stdout.
 fn human(args: &[&str]) -> (i32, String) {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vramfit"))
-        .args(args)
-        .env("HF_HUB_OFFLINE", "1")
-        .env("HF_HOME", tmp.path().join("hf"))
-        .env("HF_HUB_CACHE", tmp.path().join("hf/hub"))
-        .env("VRAMFIT_CALIBRATION", "off")
-        .env("NO_COLOR", "1")
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
+    let out = common::run_offline(args);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).to_string(),

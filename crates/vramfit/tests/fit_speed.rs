@@ -8,29 +8,21 @@ mod common;
 /// vramfit's decode estimate for one figure: the plan's `est_tokens_per_s`, or the speed the
 /// "nearest" line names when no known GGUF repo publishes that quant.
 fn estimate(model: &str, gpu: &str, quant: &str) -> f64 {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vramfit"))
-        .args([
-            "fit",
-            model,
-            "--gpu",
-            gpu,
-            "--engine",
-            "llama.cpp",
-            "--quants",
-            quant,
-            "--context",
-            "4096",
-            "--ram",
-            "512GiB",
-            "--json",
-        ])
-        .env("HF_HUB_OFFLINE", "1")
-        .env("HF_HOME", tmp.path().join("hf"))
-        .env("VRAMFIT_CALIBRATION", "off")
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
+    let out = common::run_offline(&[
+        "fit",
+        model,
+        "--gpu",
+        gpu,
+        "--engine",
+        "llama.cpp",
+        "--quants",
+        quant,
+        "--context",
+        "4096",
+        "--ram",
+        "512GiB",
+        "--json",
+    ]);
     if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&out.stdout) {
         if let Some(t) = v["plans"][0]["est_tokens_per_s"].as_f64() {
             return t;
