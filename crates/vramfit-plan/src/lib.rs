@@ -23,7 +23,7 @@
 //!   `plan`, `request` and `headroom`, never on [`solve`]; `solve` calls the planners.
 //! - [`quality`]: measured quality loss per weight format and KV cache type
 //! - [`headroom`]: what is kept free, from the measured error of the engine models
-//! - [`speed`]: decode tokens/s from a bandwidth roofline
+//! - [`speed`]: decode tokens/s: a bandwidth roofline, and ggml's measured form
 //! - [`plan`]: the plan, its ranking; [`solve`]: `fit`; [`table`]: the quant × GPU matrix
 //! - [`variants`]: the catalog's pre-quantized checkpoints (AWQ, GPTQ, FP8 repos) as vLLM and
 //!   SGLang options, with the engines' kernel support by compute capability

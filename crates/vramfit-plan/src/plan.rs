@@ -37,8 +37,13 @@ pub struct Plan {
     pub concurrency: u64,
     /// the most requests of `max_model_len` that fit at once with the other settings
     pub max_concurrency: u64,
-    /// decode tokens/s of one request, bandwidth roofline (an upper bound)
+    /// decode tokens/s of one request: llama.cpp/Ollama as modelled on measured figures
+    /// ([`crate::speed::ggml_decode`]), other engines a bandwidth roofline (an upper bound)
     pub est_tokens_per_s: f64,
+    /// the bandwidth roofline of every engine's plan, which [`rank`] compares (a modelled
+    /// llama.cpp speed against another engine's upper bound would favour the other engine)
+    #[serde(skip)]
+    pub roofline_tokens_per_s: f64,
     /// weight bits per parameter as loaded
     pub weight_bits: f64,
     /// KV cache bits per element
@@ -227,7 +232,17 @@ impl Plan {
         self.gpu_resident()
             && self.max_model_len >= u.context
             && self.quality.usable()
-            && self.est_tokens_per_s >= USABLE_TOKENS_PER_S
+            && self.roofline_tokens_per_s >= USABLE_TOKENS_PER_S
+    }
+
+    /// A GGUF i-quant (IQ4_XS, IQ3_XXS, ...). Of two plans of one quality tier that serve the
+    /// same context, the K-quant ranks first although the i-quant is smaller: Q4_K_M is the
+    /// common default, and i-quants decode slower on Metal (llama.cpp PR #5747: IQ4_XS 53.9
+    /// against Q4_0's 63.1 t/s on an M2 Max GPU, though 4 % faster on CUDA), on the CPU for
+    /// sub-4-bit types (ik_llama.cpp PR #152) and on AMD (llama.cpp#9644).
+    pub fn is_iquant(&self) -> bool {
+        matches!(self.engine.as_str(), "llama.cpp" | "ollama")
+            && self.weight_format.starts_with("IQ")
     }
 
     /// Context × the requests that count, for the ranking.
@@ -240,8 +255,8 @@ impl Plan {
 ///
 /// The balanced default (`quality`): usable plans ([`Plan::usable`]: GPU-resident at a usable
 /// context and quality) beat every other; among them the quality tier of weights and KV cache
-/// ([`crate::quality`], measured KL divergence) first, then context × concurrency, then speed,
-/// then the measured loss itself. Then offload plans fast enough to read: those that reach the
+/// ([`crate::quality`], measured KL divergence) first, then context × concurrency, then a
+/// K-quant before an i-quant ([`Plan::is_iquant`]), then speed, then the measured loss itself. Then offload plans fast enough to read: those that reach the
 /// usable context first, then those at least [`INTERACTIVE_TOKENS_PER_S`] fast (an offload plan is chosen to run the model at all, and a 13k-token
 /// vLLM `--cpu-offload-gb` plan at 11 tok/s is no answer where a partial llama.cpp offload
 /// gives 40k at 40 tok/s), then best quality, then the fastest; and last the rest, fastest
@@ -252,21 +267,22 @@ pub fn rank(plans: &mut [Plan], goal: Goal, u: &Usable) {
         a.quality
             .cmp(&b.quality)
             .then(b.served(u).cmp(&a.served(u)))
-            .then(cmp_f(b.est_tokens_per_s, a.est_tokens_per_s))
+            .then(a.is_iquant().cmp(&b.is_iquant()))
+            .then(cmp_f(b.roofline_tokens_per_s, a.roofline_tokens_per_s))
             .then(cmp_f(a.quality_kld, b.quality_kld))
     };
     let class = |p: &Plan| -> u8 {
         if p.usable(u) {
             0
-        } else if p.est_tokens_per_s >= USABLE_TOKENS_PER_S && p.quality.usable() {
+        } else if p.roofline_tokens_per_s >= USABLE_TOKENS_PER_S && p.quality.usable() {
             1
-        } else if p.est_tokens_per_s >= USABLE_TOKENS_PER_S {
+        } else if p.roofline_tokens_per_s >= USABLE_TOKENS_PER_S {
             2
         } else {
             3
         }
     };
-    let slow = |p: &Plan| p.est_tokens_per_s < USABLE_TOKENS_PER_S;
+    let slow = |p: &Plan| p.roofline_tokens_per_s < USABLE_TOKENS_PER_S;
     plans.sort_by(|a, b| match goal {
         Goal::Quality => class(a).cmp(&class(b)).then_with(|| match class(a) {
             1 | 2 => {
@@ -274,15 +290,15 @@ pub fn rank(plans: &mut [Plan], goal: Goal, u: &Usable) {
                 // then speed before context (a few more tokens of context bought with layers
                 // moved off the GPU are not worth the speed)
                 let short = |p: &Plan| p.max_model_len < u.context;
-                let crawl = |p: &Plan| p.est_tokens_per_s < INTERACTIVE_TOKENS_PER_S;
+                let crawl = |p: &Plan| p.roofline_tokens_per_s < INTERACTIVE_TOKENS_PER_S;
                 short(a)
                     .cmp(&short(b))
                     .then(crawl(a).cmp(&crawl(b)))
                     .then(a.quality.cmp(&b.quality))
-                    .then(cmp_f(b.est_tokens_per_s, a.est_tokens_per_s))
+                    .then(cmp_f(b.roofline_tokens_per_s, a.roofline_tokens_per_s))
                     .then(quality(a, b))
             }
-            3 => cmp_f(b.est_tokens_per_s, a.est_tokens_per_s).then(quality(a, b)),
+            3 => cmp_f(b.roofline_tokens_per_s, a.roofline_tokens_per_s).then(quality(a, b)),
             _ => quality(a, b),
         }),
         Goal::Context => slow(a)
@@ -293,6 +309,6 @@ pub fn rank(plans: &mut [Plan], goal: Goal, u: &Usable) {
             .cmp(&slow(b))
             .then(b.max_concurrency.cmp(&a.max_concurrency))
             .then(quality(a, b)),
-        Goal::Speed => cmp_f(b.est_tokens_per_s, a.est_tokens_per_s).then(quality(a, b)),
+        Goal::Speed => cmp_f(b.roofline_tokens_per_s, a.roofline_tokens_per_s).then(quality(a, b)),
     });
 }

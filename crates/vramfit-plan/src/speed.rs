@@ -1,8 +1,12 @@
-//! Decode speed, as a memory-bandwidth roofline: one token reads every active weight once, and
-//! the KV cache of the sequence. Time per token = Σ over devices (bytes read there / that
-//! device's bandwidth) + bytes read from host RAM / host bandwidth. Layer split and pipeline
-//! stages run one after another (times add); tensor-parallel ranks run side by side (the
-//! slowest rank counts). An upper bound: real engines reach roughly 60–85 % of it.
+//! Decode speed of one request. The roofline: one token reads every active weight once. Time
+//! per token = Σ over devices (bytes read there / that device's bandwidth) + bytes read from
+//! host RAM / host bandwidth. Layer split and pipeline stages run one after another (times
+//! add); tensor-parallel ranks run side by side (the slowest rank counts).
+//!
+//! llama.cpp and Ollama (ggml) get the measured form, [`ggml_decode`]: the GPU reads at a
+//! fraction of its bandwidth and every layer adds a fixed cost per token (kernel launches and
+//! synchronisation), fitted on published decode figures and judged on others (docs/speed.md).
+//! vLLM, SGLang and transformers keep the roofline, an upper bound: no figures were gathered.
 
 use vramfit_engine::{DevicePlan, Hardware};
 use vramfit_model::ModelSpec;
@@ -38,6 +42,51 @@ pub fn active_bytes(name: &str, bytes: u64, dims: &[u64], spec: &ModelSpec) -> f
         return bytes as f64 * expert_fraction(spec);
     }
     bytes as f64
+}
+
+/// What ggml's decode reaches on one kind of device: a fraction of the memory bandwidth, and a
+/// fixed time per layer per token.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GgmlDecode {
+    pub bandwidth_fraction: f64,
+    pub per_layer_s: f64,
+}
+
+/// CUDA, ROCm and Vulkan GPUs: least squares on 8 decode figures (RTX 4090, 3060, 2080 Ti:
+/// Llama-3.2-3B and DeepSeek-R1-Distill-Qwen-14B Q4_K_M, gpt-oss-20b; geerlingguy/ai-benchmarks
+/// README, Ollama 2025-12). On 12 held-out figures of 7 other GPUs the median error is 14 %
+/// (roofline: 59 %); docs/speed.md.
+pub const GGML_GPU: GgmlDecode = GgmlDecode {
+    bandwidth_fraction: 0.745,
+    per_layer_s: 26.4e-6,
+};
+
+/// Metal (Apple Silicon): fitted on the M3 Ultra's three figures of the same table. Held out:
+/// M4 +9 %, M1 Ultra +34 %, M1 Max +48…+77 % (the M1 generation's GPU reads well below its
+/// bandwidth), docs/speed.md.
+pub const GGML_METAL: GgmlDecode = GgmlDecode {
+    bandwidth_fraction: 0.787,
+    per_layer_s: 148.7e-6,
+};
+
+/// ggml's decode tokens/s: `dev_bytes` (bytes, bandwidth GB/s) read by the GPUs one after
+/// another, `host_bytes` by the CPU at `host_bw_gbps` (already an achievable rate), `n_layer`
+/// repeating blocks. With no GPU bytes the roofline is kept (no CPU figures were fitted).
+pub fn ggml_decode(
+    dev_bytes: &[(f64, f64)],
+    host_bytes: f64,
+    host_bw_gbps: f64,
+    n_layer: u64,
+    cost: GgmlDecode,
+) -> f64 {
+    let dev: f64 = dev_bytes.iter().map(|(b, bw)| b / (bw * 1e9)).sum();
+    if dev <= 0.0 {
+        return sequential(&[], host_bytes, host_bw_gbps);
+    }
+    let t = dev / cost.bandwidth_fraction
+        + host_bytes / (host_bw_gbps * 1e9)
+        + n_layer as f64 * cost.per_layer_s;
+    1.0 / t
 }
 
 /// Tokens per second from per-device active bytes (sequential devices) and host bytes.

@@ -18,7 +18,12 @@
 //!   gpt-oss on the hybrid path in 0.5.9), and since then only with the `trtllm_mha` attention
 //!   backend, which is gpt-oss's default on SM100 (B200/B300/GB200).
 //!
-//! Llama 4's chunked layers (`--hybrid-kvcache-ratio` in older releases) are left as they are.
+//! - Llama 4 (`Llama4ForConditionalGeneration`): `get_hybrid_layer_ids` makes every layer but
+//!   each fourth (`(i + 1) % 4 != 0`), the chunked-attention layers of `attention_chunk_size`,
+//!   the sliding-window kind, and no server_args.py handler turns the pool off for it. That is
+//!   the hybrid pool of PR #7367 (2025-07); vramfit takes it from v0.4.9, the first release
+//!   after it (inferred from the date, not read from a tag). Before, `is_hybrid_model` split
+//!   the pool only when `--hybrid-kvcache-ratio` was given: every layer held every token.
 
 use super::SglangConfig;
 use crate::hardware::Gpu;
@@ -37,10 +42,12 @@ pub fn hybrid_ratio(
     cfg: &SglangConfig,
     gpu: Option<&Gpu>,
 ) -> Option<Result<f64, String>> {
-    let sliding = spec
-        .layers
-        .iter()
-        .any(|l| matches!(l.attention, AttentionKind::SlidingWindow { .. }));
+    let sliding = spec.layers.iter().any(|l| {
+        matches!(
+            l.attention,
+            AttentionKind::SlidingWindow { .. } | AttentionKind::Chunked { .. }
+        )
+    });
     if !sliding {
         return None;
     }
@@ -49,6 +56,12 @@ pub fn hybrid_ratio(
     let not = |why: &str| Some(Err(why.to_string()));
     if cfg.disable_hybrid_swa_memory {
         return not("--disable-hybrid-swa-memory keeps every sliding-window layer at full length");
+    }
+    if arch == "llama4forconditionalgeneration" {
+        if cfg.version.is_some_and(|v| v < Version::new(0, 4, 9)) {
+            return not("SGLang before v0.4.9 gives Llama 4's chunked-attention layers every token unless --hybrid-kvcache-ratio is set (model_config.py is_hybrid_model)");
+        }
+        return Some(Ok(ratio));
     }
     if arch.contains("gemma4") {
         return Some(Ok(ratio));
@@ -69,7 +82,7 @@ pub fn hybrid_ratio(
         }
         return Some(Ok(ratio));
     }
-    not("SGLang's hybrid sliding-window pool is only for the classes it lists (gpt-oss, Gemma 4, Llama 4, MiMo-V2, Step-3.5); this model's sliding-window layers keep every token, as counted")
+    not("SGLang's hybrid sliding-window pool is only for the classes it lists (gpt-oss, Gemma 4, Llama 4 multimodal, MiMo-V2, Step-3.5); this model's sliding-window or chunked layers keep every token, as counted")
 }
 
 /// KV bytes one token takes on a rank holding `layers`, as (full-attention layers,
@@ -83,7 +96,8 @@ pub fn split_cell(spec: &ModelSpec, layers: Range<u64>, tp: u64, elem: u64) -> (
         }
         let b = kv_heads_per_rank(l.n_head_kv, tp) * (l.head_dim_k + l.head_dim_v) * elem;
         match l.attention {
-            AttentionKind::SlidingWindow { .. } => swa += b,
+            // Llama 4's chunked layers are SGLang's sliding-window kind (get_hybrid_layer_ids)
+            AttentionKind::SlidingWindow { .. } | AttentionKind::Chunked { .. } => swa += b,
             _ => full += b,
         }
     }

@@ -246,8 +246,9 @@ impl<'a> Setup<'a> {
         })
     }
 
-    /// Decode tokens/s for these knobs (roofline; see [`speed`]).
-    pub fn tokens_per_s(&self, k: &Knobs, cfg: &LlamaCppConfig) -> f64 {
+    /// Bytes one token reads per GPU (with that GPU's bandwidth, GB/s) and from host RAM, for
+    /// these knobs.
+    fn bytes_read(&self, k: &Knobs, cfg: &LlamaCppConfig) -> (Vec<(f64, f64)>, f64) {
         let free: Vec<u64> = self.hw.gpus.iter().map(|g| g.free_bytes).collect();
         let devs = placement::layer_devices(cfg, self.n_blocks, &free);
         let mut on_dev = vec![0.0; free.len()];
@@ -267,7 +268,7 @@ impl<'a> Setup<'a> {
                 None => host += a,
             }
         }
-        let dev_bw: Vec<(f64, f64)> = on_dev
+        let dev_bw = on_dev
             .iter()
             .zip(&self.hw.gpus)
             .map(|(b, g)| {
@@ -278,6 +279,29 @@ impl<'a> Setup<'a> {
                 )
             })
             .collect();
+        (dev_bw, host)
+    }
+
+    /// Decode tokens/s for these knobs, as ggml reaches it ([`speed::ggml_decode`]).
+    pub fn tokens_per_s(&self, k: &Knobs, cfg: &LlamaCppConfig) -> f64 {
+        let (dev_bw, host) = self.bytes_read(k, cfg);
+        let cost = if self.hw.gpus.iter().any(vramfit_engine::hardware::is_apple) {
+            speed::GGML_METAL
+        } else {
+            speed::GGML_GPU
+        };
+        speed::ggml_decode(
+            &dev_bw,
+            host,
+            speed::HOST_BANDWIDTH_GBPS,
+            self.n_blocks,
+            cost,
+        )
+    }
+
+    /// The bandwidth roofline of the same knobs, which plans of every engine are ranked by.
+    pub fn roofline_tokens_per_s(&self, k: &Knobs, cfg: &LlamaCppConfig) -> f64 {
+        let (dev_bw, host) = self.bytes_read(k, cfg);
         speed::sequential(&dev_bw, host, speed::HOST_BANDWIDTH_GBPS)
     }
 
@@ -308,9 +332,14 @@ impl<'a> Setup<'a> {
                 knob: "quant".into(),
                 value: self.quant.clone(),
                 why: format!(
-                    "{:.2} bits per weight, {} of GGUF tensors",
+                    "{:.2} bits per weight, {} of GGUF tensors{}",
                     self.weights.total_bytes() as f64 * 8.0 / self.weights.total_elems().max(1) as f64,
-                    fmt_bytes(self.weights.total_bytes())
+                    fmt_bytes(self.weights.total_bytes()),
+                    if self.quant.starts_with("IQ") {
+                        "; an i-quant: ranked after a K-quant of the same quality tier and context (Q4_K_M is the common default; i-quants decode slower on Metal, on the CPU and on AMD)"
+                    } else {
+                        ""
+                    }
                 ),
             },
             Setting {
@@ -405,6 +434,7 @@ impl<'a> Setup<'a> {
             concurrency: k.np,
             max_concurrency,
             est_tokens_per_s: (est * 10.0).round() / 10.0,
+            roofline_tokens_per_s: (self.roofline_tokens_per_s(k, &cfg) * 10.0).round() / 10.0,
             weight_bits: self.weights.total_bytes() as f64 * 8.0
                 / self.weights.total_elems().max(1) as f64,
             kv_bits: k.kv.bytes_per_elem() * 8.0,

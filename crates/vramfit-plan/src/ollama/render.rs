@@ -188,6 +188,8 @@ pub fn render(s: &Setup, k: &Knobs, why_ctx: String, why_gpu: Option<String>) ->
         concurrency: k.np,
         max_concurrency: max_np,
         est_tokens_per_s: (est * 10.0).round() / 10.0,
+        roofline_tokens_per_s: (s.llama.roofline_tokens_per_s(&speed_knobs, &lcfg) * 10.0).round()
+            / 10.0,
         weight_bits: bits,
         kv_bits: k.kv.bytes_per_elem() * 8.0,
         weight_format: s.llama.quant.clone(),

@@ -172,6 +172,7 @@ pub fn render(
         concurrency: k.max_running_requests.unwrap_or(max_conc),
         max_concurrency: max_conc,
         est_tokens_per_s: (est * 10.0).round() / 10.0,
+        roofline_tokens_per_s: (est * 10.0).round() / 10.0,
         weight_bits,
         kv_bits: if k.kv == KV_FP8 { 8.0 } else { 16.0 },
         quality: crate::quality::Tier::of(kld),

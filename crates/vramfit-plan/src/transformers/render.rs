@@ -214,6 +214,7 @@ pub fn render(s: &Setup, k: &Knobs, max_total: u64, why_split: Option<String>) -
         concurrency: k.batch,
         max_concurrency: max_batch,
         est_tokens_per_s: (est * 10.0).round() / 10.0,
+        roofline_tokens_per_s: (est * 10.0).round() / 10.0,
         weight_bits,
         kv_bits: 16.0,
         weight_format,

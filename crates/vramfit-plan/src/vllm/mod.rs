@@ -458,6 +458,7 @@ fn render(setup: &Setup, k: &Knobs, mp: MemoryPlan, max_context: u64, max_conc: 
         concurrency: k.max_num_seqs.min(max_conc.max(1)),
         max_concurrency: max_conc,
         est_tokens_per_s: (est * 10.0).round() / 10.0,
+        roofline_tokens_per_s: (est * 10.0).round() / 10.0,
         weight_bits,
         kv_bits: if k.kv == "fp8" { 8.0 } else { 16.0 },
         quality: crate::quality::Tier::of(kld),

@@ -160,12 +160,10 @@ pub fn run(args: Args) -> CmdResult {
         None => super::from_log::stored_block(&plan),
     };
     let ram = crate::cmd::fit::host_ram(args.ram.as_deref())?;
-    // a Mac has no nvidia-smi and its limit is Metal's working set, said above
-    let apple = hw.gpus.iter().any(vramfit_engine::hardware::is_apple);
-    margin_notes(
-        &mut plan,
-        args.gpu.is_some() && args.gpu_free.is_none() && cal.is_none() && !apple,
-    );
+    let idle = (args.gpu.is_some() && args.gpu_free.is_none() && cal.is_none())
+        .then(|| super::idle_assumption(&hw))
+        .flatten();
+    margin_notes(&mut plan, idle);
     if let Some((bytes, from)) = ram {
         ram_note(&mut plan, bytes, from, args.ram.is_some());
     }
@@ -186,7 +184,7 @@ pub fn run(args: Args) -> CmdResult {
 /// GPU: what the launch leaves free against what vramfit's plans keep; and, when the GPUs come
 /// from `--gpu` alone, that an idle headless GPU was assumed. Notes only: the verdict stays the
 /// engine's.
-fn margin_notes(plan: &mut MemoryPlan, assumed_idle: bool) {
+fn margin_notes(plan: &mut MemoryPlan, assumed_idle: Option<String>) {
     use vramfit_model::units::fmt_bytes;
     let engine = plan.engine.clone();
     let mut short = Vec::new();
@@ -213,10 +211,8 @@ fn margin_notes(plan: &mut MemoryPlan, assumed_idle: bool) {
             fmt_bytes(keep)
         ));
     }
-    if assumed_idle {
-        plan.notes.push(
-            "assumed: an idle headless GPU (all memory free); on a desktop or a shared GPU give --gpu-free with nvidia-smi's free MiB".into(),
-        );
+    if let Some(line) = assumed_idle {
+        plan.notes.push(line);
     }
 }
 

@@ -150,14 +150,24 @@ fn verdict_line(rank: usize, p: &Plan) -> String {
         String::new()
     };
     format!(
-        "#{rank} {} · {} ({}) · {} context{conc} · ~{:.0} tok/s · {place} · {}",
+        "#{rank} {} · {} ({}) · {} context{conc} · {}{:.0} tok/s · {place} · {}",
         p.engine,
         p.weight_format,
         p.quality.name(),
         ctx_text(p.max_model_len),
+        speed_mark(p),
         p.est_tokens_per_s,
         p.split
     )
+}
+
+/// "~" for a decode speed modelled on measured figures (llama.cpp, Ollama: docs/speed.md), "≤"
+/// for a bandwidth roofline, which real engines stay under (vLLM, SGLang, transformers).
+fn speed_mark(p: &Plan) -> &'static str {
+    match p.engine.as_str() {
+        "llama.cpp" | "ollama" => "~",
+        _ => "≤",
+    }
 }
 
 /// A sibling as one line: "also: q8_0 KV cache gives 2.0× the context (40k)".
@@ -211,10 +221,9 @@ pub fn report(res: &FitResult, hw: &Hardware, o: &Options) -> String {
     let _ = writeln!(out, "{} on {}", res.model, gpu_summary(hw));
     match o.source {
         GpuSource::GivenIdle => {
-            let _ = writeln!(
-                out,
-                "assumed: an idle headless GPU (all memory free); on a desktop or a shared GPU give --gpu-free with nvidia-smi's free MiB"
-            );
+            if let Some(line) = super::idle_assumption(hw) {
+                let _ = writeln!(out, "{line}");
+            }
         }
         GpuSource::Nvml => {
             let _ = writeln!(out, "free memory: NVML's live reading");
@@ -321,7 +330,7 @@ pub fn report(res: &FitResult, hw: &Hardware, o: &Options) -> String {
     }
     let _ = writeln!(
         out,
-        "speed: bandwidth roofline, an upper bound; quality: measured KL divergence of the format (lossless < near-lossless < good < fair < poor)"
+        "speed: ~ llama.cpp/Ollama decode modelled on published figures (docs/speed.md), ≤ a bandwidth bound that vLLM/SGLang/transformers stay under; quality: measured KL divergence of the format (lossless < near-lossless < good < fair < poor)"
     );
     out
 }

@@ -102,11 +102,11 @@ pub fn check_on(gpu: &str, command: &str) -> (i32, serde_json::Value, String) {
     check_cli(&a)
 }
 
-/// `vramfit SUBCOMMAND ARGS` as [`check_cli`] runs `check`.
-pub fn cli(subcommand: &str, args: &[&str]) -> (i32, serde_json::Value, String) {
+/// `vramfit ARGS` offline, with an empty HF cache and no stored calibration, in a scratch
+/// working directory: its output.
+pub fn run_offline(args: &[&str]) -> std::process::Output {
     let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_vramfit"))
-        .arg(subcommand)
+    std::process::Command::new(env!("CARGO_BIN_EXE_vramfit"))
         .args(args)
         .env("HF_HUB_OFFLINE", "1")
         .env("HF_HOME", tmp.path().join("hf"))
@@ -115,7 +115,14 @@ pub fn cli(subcommand: &str, args: &[&str]) -> (i32, serde_json::Value, String) 
         .env("NO_COLOR", "1")
         .current_dir(tmp.path())
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// `vramfit SUBCOMMAND ARGS` as [`check_cli`] runs `check`.
+pub fn cli(subcommand: &str, args: &[&str]) -> (i32, serde_json::Value, String) {
+    let mut all = vec![subcommand];
+    all.extend_from_slice(args);
+    let out = run_offline(&all);
     (
         out.status.code().unwrap_or(-1),
         serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null),
