@@ -294,7 +294,21 @@ fn sglang_held_apart_logs_5() {
     held_apart(include_str!("fixtures/sglang_heldapart5_logs.jsonl"), 5);
 }
 
+/// The sixth held-apart set (`sglang_heldapart6_logs.jsonl`, session 10, sampled by fixed
+/// queries: fixtures/heldapart6_sampling.md), scored once on the merged model of that session:
+/// 21/26 comparisons, verdicts 4/5 (Qwen3.6-35B-A3B FP8 on 4x RTX 4090, whose quantization block
+/// was written from the base config, not found verbatim). Unread; the guard keeps its first sight.
+#[test]
+fn sglang_held_apart_logs_6() {
+    held_apart_at(include_str!("fixtures/sglang_heldapart6_logs.jsonl"), 6, 1);
+}
+
 fn held_apart(text: &str, n: usize) {
+    held_apart_at(text, n, 0);
+}
+
+/// Scores a held-apart file; `wrong_verdicts` is how many wrong verdicts its first sight had.
+fn held_apart_at(text: &str, n: usize, wrong_verdicts: usize) {
     common::offline(&format!(
         "vramfit-cv-sglang-apart-{n}-{}",
         std::process::id()
@@ -316,7 +330,12 @@ fn held_apart(text: &str, n: usize) {
     for (comp, t) in tallies.iter_mut() {
         println!("held-apart {comp:<20} {:>16}", t.show());
     }
-    // first sight on this round's final model (docs/accuracy-vllm.md): every verdict right
+    // first sight on that round's final model (docs/accuracy-vllm.md): no verdict worse than then
     let v = tallies.get("verdict").map_or((0, 0), |t| (t.ok, t.n));
-    assert_eq!(v.0, v.1, "held-apart SGLang verdicts {}/{}", v.0, v.1);
+    assert!(
+        v.0 + wrong_verdicts >= v.1,
+        "held-apart SGLang verdicts {}/{}",
+        v.0,
+        v.1
+    );
 }

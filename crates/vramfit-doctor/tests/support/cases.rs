@@ -23,6 +23,8 @@ pub const GATHERED7: &str = include_str!("../fixtures/oom_gathered7.jsonl");
 /// holdout9: sampled systematically in session 9 (fixtures/oom_gathered8_sampling.md); first
 /// sight 38/54, its misses read in session 10.
 pub const GATHERED8: &str = include_str!("../fixtures/oom_gathered8.jsonl");
+/// holdout10: sampled systematically in session 10 (fixtures/oom_gathered9_sampling.md); unread.
+pub const GATHERED9: &str = include_str!("../fixtures/oom_gathered9.jsonl");
 /// Every first-sight miss of the holdouts (docs/accuracy-doctor.md).
 pub const FIRST_SIGHT_MISSES: &str = include_str!("../fixtures/first_sight_misses.tsv");
 
@@ -77,7 +79,7 @@ pub fn seen_fold() -> Vec<Case> {
     v
 }
 
-/// Holdout `k` (1-9), in the order they were gathered.
+/// Holdout `k` (1-10), in the order they were gathered.
 pub fn holdout(k: usize) -> Vec<Case> {
     match k {
         1 => cases(GATHERED, "gathered", Some("holdout")),
@@ -89,6 +91,7 @@ pub fn holdout(k: usize) -> Vec<Case> {
         7 => cases(GATHERED6, "gathered6", Some("holdout7")),
         8 => cases(GATHERED7, "gathered7", Some("holdout8")),
         9 => cases(GATHERED8, "gathered8", Some("holdout9")),
+        10 => cases(GATHERED9, "gathered9", Some("holdout10")),
         _ => Vec::new(),
     }
 }
