@@ -38,16 +38,22 @@ fn vramfit(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
     )
 }
 
+/// `vramfit doctor --json - ARGS` with `log` on stdin: the JSON report, after a zero exit.
+fn doctor_json(args: &[&str], log: &str) -> Value {
+    let mut all = vec!["doctor", "--json", "-"];
+    all.extend_from_slice(args);
+    let (code, out, err) = vramfit(&all, Some(log));
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).expect("JSON")
+}
+
 const KV_LOG: &str = "INFO 06-01 10:00:00 [api_server.py:1287] non-default args: {'model': 'Qwen/Qwen3-8B', 'max_model_len': 131072}\n\
 ValueError: To serve at least one request with the model's max seq len (131072), (18.00 GiB KV cache is needed, which is larger than the available KV cache memory (4.20 GiB). Based on the available memory, the estimated maximum model length is 30576. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n";
 
 #[test]
 fn fixes_are_rechecked_against_the_pasted_command() {
-    let (code, out, err) = vramfit(
+    let v = doctor_json(
         &[
-            "doctor",
-            "--json",
-            "-",
             "--gpu",
             "L4",
             "--",
@@ -57,10 +63,8 @@ fn fixes_are_rechecked_against_the_pasted_command() {
             "--max-model-len",
             "131072",
         ],
-        Some(KV_LOG),
+        KV_LOG,
     );
-    assert_eq!(code, 0, "{err}");
-    let v: Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(v["cause"], "kv_cache");
     let first = &v["fixes"][0];
     assert_eq!(first["flag"], "--max-model-len");
@@ -122,11 +126,8 @@ fn stable_json_keys() {
 #[test]
 fn a_command_without_a_known_gpu_still_diagnoses() {
     let log = "RuntimeError: Decode out of memory. Try to lower your batch size.\nTry to allocate 148 tokens.\nAvaliable tokens: 2048\n";
-    let (code, out, err) = vramfit(
+    let v = doctor_json(
         &[
-            "doctor",
-            "--json",
-            "-",
             "--",
             "python",
             "-m",
@@ -136,10 +137,8 @@ fn a_command_without_a_known_gpu_still_diagnoses() {
             "--page-size",
             "64",
         ],
-        Some(log),
+        log,
     );
-    assert_eq!(code, 0, "{err}");
-    let v: Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(v["cause"], "kv_cache");
     let notes = v["recheck"].to_string();
     // on a machine whose NVML answers, the fixes are re-checked on its GPU instead
@@ -153,22 +152,10 @@ fn a_command_without_a_known_gpu_still_diagnoses() {
 #[test]
 fn host_memory_fixes_are_not_rechecked_on_the_gpu_model() {
     let log = "ValueError: Too large swap space. 4.00 GiB out of the 4.30 GiB total CPU memory is allocated for the swap space.\n";
-    let (code, out, err) = vramfit(
-        &[
-            "doctor",
-            "--json",
-            "-",
-            "--gpu",
-            "L4",
-            "--",
-            "vllm",
-            "serve",
-            "Qwen/Qwen3-8B",
-        ],
-        Some(log),
+    let v = doctor_json(
+        &["--gpu", "L4", "--", "vllm", "serve", "Qwen/Qwen3-8B"],
+        log,
     );
-    assert_eq!(code, 0, "{err}");
-    let v: Value = serde_json::from_str(&out).expect("JSON");
     assert_eq!(v["cause"], "host_memory");
     assert!(
         v["recheck"][0].as_str().unwrap().contains("host RAM"),
@@ -201,11 +188,9 @@ fn a_kv_cause_without_a_printed_context_gets_checks_own() {
         "--max-num-batched-tokens",
         "1024",
     ];
-    let mut args = vec!["doctor", "--json", "-", "--gpu", "H100", "--"];
+    let mut args = vec!["--gpu", "H100", "--"];
     args.extend(cmd);
-    let (code, out, err) = vramfit(&args, Some(log));
-    assert_eq!(code, 0, "{err}");
-    let v: Value = serde_json::from_str(&out).expect("JSON");
+    let v = doctor_json(&args, log);
     assert_eq!(v["cause"], "kv_cache");
     let first = &v["fixes"][0];
     assert_eq!(first["flag"], "--max-model-len", "{v}");
@@ -213,11 +198,8 @@ fn a_kv_cause_without_a_printed_context_gets_checks_own() {
     let n: u64 = first["value"].as_str().unwrap().parse().unwrap();
     assert!((4096..131072).contains(&n), "{n}");
     // where check's model says the command as given fits (an H200), it has no context to offer
-    let (_, out, _) = vramfit(
+    let v = doctor_json(
         &[
-            "doctor",
-            "--json",
-            "-",
             "--gpu",
             "H200",
             "--",
@@ -225,9 +207,8 @@ fn a_kv_cause_without_a_printed_context_gets_checks_own() {
             "serve",
             "openai/gpt-oss-120b",
         ],
-        Some(log),
+        log,
     );
-    let v: Value = serde_json::from_str(&out).expect("JSON");
     assert!(
         v["recheck"][0].as_str().unwrap().contains("as given fits"),
         "{v}"
